@@ -61,7 +61,16 @@ const char *const env_code_opt_vars[] = {
 	/* Round 40: go's flags for every go command (-toolexec=, -exec=:
 	 * programs go runs; -overlay=: a file naming the sources it
 	 * compiles instead of the module's) */
-	"GOFLAGS", NULL,
+	"GOFLAGS",
+	/* Round 42: the BEAM's flags from the environment (erl reads
+	 * ERL_AFLAGS before, ERL_FLAGS and ERL_ZFLAGS after its command
+	 * line's; elixir, iex and mix pass ELIXIR_ERL_OPTIONS to erl):
+	 * -pa/-pz/-path code paths, -boot, -config, -args_file, -env, the
+	 * modules -s/-run/-S run, -eval's code (policy/codevars.c
+	 * erl_flags()); GHC's package environment file (its package
+	 * databases and packages every ghc and ghci loads); mix's project
+	 * file (MIX_EXS: Elixir code every mix runs) */
+	"ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ELIXIR_ERL_OPTIONS", "GHC_ENVIRONMENT", "MIX_EXS", NULL,
 };
 
 /*
@@ -226,6 +235,40 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"TEXMFMAIN", false},
 	{"BUN_INSTALL_BIN", true},
 	{"BUN_RUNTIME_TRANSPILER_CACHE_PATH", true},
+	/* Round 42: the other ecosystems' homes of code. Elixir: mix's
+	 * home (archives/ load into every mix: a task there runs; escripts/
+	 * on PATH), its archives directory alone, hex's home (the package
+	 * cache every `mix deps.get` unpacks and compiles); Racket: the
+	 * user's add-on directory (its collections and installed packages
+	 * load before the installation's) and the home it defaults under;
+	 * Haskell: cabal's directory (config: the compiler and programs it
+	 * runs; store/ and packages/: built and linked into every build),
+	 * its config file alone, stack's root (config.yaml, programs/: the
+	 * GHC every stack build runs); Dart's package cache (hosted/:
+	 * packages every `dart run` compiles; bin/ on PATH); deno's
+	 * installed scripts' root (bin/ on PATH); Nix's configuration
+	 * (plugin-files, post-build-hook: programs every nix command runs)
+	 * and its search path for <nixpkgs> (NIX_PATH: "name=" prefixes,
+	 * URLs and channel:/flake: entries name no place here,
+	 * env_list_entry()); Octave's site and version start-up files; and
+	 * make's MAKEFILES (' ' list of makefiles every make reads first:
+	 * their recipes run) */
+	{"MIX_HOME", true},
+	{"MIX_ARCHIVES", true},
+	{"HEX_HOME", true},
+	{"PLTADDONDIR", true},
+	{"PLTUSERHOME", true},
+	{"CABAL_DIR", true},
+	{"CABAL_CONFIG", true},
+	{"STACK_ROOT", true},
+	{"PUB_CACHE", true},
+	{"DENO_INSTALL_ROOT", true},
+	{"NIX_CONF_DIR", true},
+	{"NIX_USER_CONF_FILES", false},
+	{"NIX_PATH", false},
+	{"OCTAVE_SITE_INITFILE", true},
+	{"OCTAVE_VERSION_INITFILE", true},
+	{"MAKEFILES", false},
 	{NULL, false},
 };
 
@@ -295,17 +338,63 @@ int env_startup_family(const char *name, size_t len, bool *one)
 
 const char *env_list_seps(const char *name, size_t len)
 {
+	if (len == 9 && memcmp(name, "MAKEFILES", 9) == 0)
+		return " \t\n";
 	return len == 12 && strncasecmp(name, "yarn_plugins", 12) == 0 ? ":;" : ":";
+}
+
+size_t env_list_len(const char *name, size_t nlen, const char *s)
+{
+	const char *v = s;
+	size_t k, skip = 0;
+
+	if (nlen != 8 || memcmp(name, "NIX_PATH", 8) != 0)
+		return strcspn(s, env_list_seps(name, nlen));
+	/* nix's own splitting: a place's ':' after a URL's scheme or
+	 * channel:, flake: is the place's, not a separator */
+	k = strcspn(s, "=:/");
+	if (s[k] == '=')
+		v = s + k + 1;
+	if (strncmp(v, "channel:", 8) == 0) {
+		skip = 8;
+	} else if (strncmp(v, "flake:", 6) == 0) {
+		skip = 6;
+	} else {
+		k = strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789+.-");
+		if (k > 0 && strncmp(v + k, "://", 3) == 0)
+			skip = k + 3;
+	}
+	return (size_t)(v - s) + skip + strcspn(v + skip, ":");
 }
 
 bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len)
 {
+	/* Round 42: nix's search path: "name=place" or "place"; a URL
+	 * (fetched to nix's own store), "channel:x" and "flake:x" name no
+	 * place here */
+	if (nlen == 8 && memcmp(name, "NIX_PATH", 8) == 0) {
+		const char *eq = memchr(*e, '=', *len);
+
+		if (eq != NULL && memchr(*e, '/', (size_t)(eq - *e)) == NULL)
+			*len -= (size_t)(eq + 1 - *e), *e = eq + 1;
+		if (memmem(*e, *len, "://", 3) != NULL || (*len >= 8 && strncmp(*e, "channel:", 8) == 0) ||
+		    (*len >= 6 && strncmp(*e, "flake:", 6) == 0))
+			*len = 0;
+		return true;
+	}
 	if (nlen < 5 || strncmp(name, "TEXMF", 5) != 0)
 		return true;
 	if (*len >= 2 && (*e)[0] == '!' && (*e)[1] == '!')
 		*e += 2, *len -= 2;
 	while (*len > 1 && (*e)[*len - 1] == '/')
 		(*len)--;
+	/* Round 42: "//" inside an entry (/a//tex) searches every
+	 * subdirectory of /a for tex/: the place is /a */
+	for (size_t k = 0; k + 1 < *len; k++)
+		if ((*e)[k] == '/' && (*e)[k + 1] == '/') {
+			*len = k > 0 ? k : 1;
+			break;
+		}
 	return memchr(*e, '$', *len) == NULL && memchr(*e, '{', *len) == NULL;
 }
 

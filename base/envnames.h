@@ -84,14 +84,23 @@ int env_startup_family(const char *name, size_t len, bool *one);
 /*
  * Round 41: the separators of a list variable's entries (name, len
  * bytes): ":", or for yarn's plugins (YARN_PLUGINS, any case) ":;"
- * (yarn splits it at ';'). And an entry (*e, *len) as the variable's
- * reader takes it: kpathsea's TEXMF* lists mark an entry "!!" (its
- * ls-R database only) and "//" (its subdirectories too): trimmed to the
- * directory; false when the entry holds a '$' or a '{' (kpathsea
- * expands them: no place passavant can judge before TeX runs).
+ * (yarn splits it at ';'), for make's MAKEFILES white space (round 42).
+ * And an entry (*e, *len) as the variable's reader takes it: kpathsea's
+ * TEXMF* lists mark an entry "!!" (its ls-R database only) and "//"
+ * (its subdirectories too, at the end or inside: /a//tex searches
+ * every directory under /a, round 42): trimmed to the directory; false
+ * when the entry holds a '$' or a '{' (kpathsea expands them: no place
+ * passavant can judge before TeX runs). Round 42: nix's NIX_PATH entry
+ * "name=place" is trimmed to its place, and one that names no place
+ * here (a URL, channel:, flake:) has *len set to 0: skipped.
  */
 const char *env_list_seps(const char *name, size_t len);
 bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len);
+/* Round 42: the length of the entry at s of the list variable (name,
+ * nlen bytes): up to its next separator (env_list_seps()), but for
+ * NIX_PATH as nix splits it (nixpkgs=channel:nixos-24.05 and
+ * nixpkgs=https://x/y.tar.gz are one entry each). */
+size_t env_list_len(const char *name, size_t nlen, const char *s);
 
 /* Whether the variable name (len bytes) is one of the four lists or a
  * family of env_code_var_as() (but its "_OPTS", known by a name's end

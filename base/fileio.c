@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -158,4 +159,74 @@ char *fileio_read_at(int dfd, const char *path, size_t max, unsigned flags, size
 	buf[n] = '\0';
 	*len = (size_t)n;
 	return buf;
+}
+
+int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bool create, char *made,
+			  size_t madelen)
+{
+	const char *c = path;
+	size_t tl = trusted != NULL ? strlen(trusted) : 0;
+	int dfd;
+
+	if (made != NULL && madelen > 0)
+		made[0] = '\0';
+	if (path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	while (tl > 1 && trusted[tl - 1] == '/')
+		tl--;
+	if (tl > 1 && trusted[0] == '/' && strncmp(path, trusted, tl) == 0 && (path[tl] == '/' || path[tl] == '\0')) {
+		dfd = open(trusted, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		c = path + tl;
+	} else {
+		dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		char comp[NAME_MAX + 1];
+		size_t cl;
+		int next, saved;
+		struct stat st;
+
+		while (*c == '/')
+			c++;
+		if (*c == '\0')
+			return dfd;
+		cl = strcspn(c, "/");
+		if (cl > NAME_MAX || (cl == 2 && c[0] == '.' && c[1] == '.')) {
+			(void)close(dfd);
+			errno = cl > NAME_MAX ? ENAMETOOLONG : EINVAL;
+			return -1;
+		}
+		memcpy(comp, c, cl);
+		comp[cl] = '\0';
+		c += cl;
+		if (create) {
+			if (mkdirat(dfd, comp, mode) == 0) {
+				if (made != NULL && madelen > 0 && made[0] == '\0' &&
+				    snprintf(made, madelen, "%.*s", (int)(c - path), path) >= (int)madelen)
+					made[0] = '\0';
+			} else if (errno != EEXIST) {
+				saved = errno;
+				(void)close(dfd);
+				errno = saved;
+				return -1;
+			}
+		}
+		/* O_DIRECTORY as well: with O_PATH, O_NOFOLLOW alone opens a
+		 * link itself */
+		next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			saved = errno;
+			if (saved == ENOTDIR && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+				saved = ELOOP;
+			(void)close(dfd);
+			errno = saved;
+			return -1;
+		}
+		(void)close(dfd);
+		dfd = next;
+	}
 }

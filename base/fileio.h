@@ -8,6 +8,7 @@
 #ifndef PASSAVANT_FILEIO_H
 #define PASSAVANT_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -44,6 +45,23 @@ int fileio_open_regular_at(int dfd, const char *name, unsigned flags, struct sta
  * link, EINVAL when path is not absolute.
  */
 int fileio_open_nolinks(const char *path, int oflags, mode_t mode) NONNULL(1) WUNRES;
+
+/*
+ * Round 42: mkdir -p of the absolute path (mode for each directory made,
+ * none when !create) without following a symbolic link below trusted:
+ * when path is trusted or under it (the user's home, reached as the
+ * system gives it: a /home linked elsewhere), trusted is opened as it
+ * resolves and the rest walked; else the walk starts at "/". Each
+ * component is made (mkdirat) and opened from the one before with
+ * O_NOFOLLOW, so that a directory a session could swap for a link (a
+ * $XDG_STATE_HOME in a writable tree) makes nothing and opens nothing
+ * through it. made (when not NULL, madelen bytes): the first directory
+ * made, "" when none. Returns an O_PATH descriptor of path (the caller
+ * closes it), or -1 with errno: ELOOP at a link, EINVAL when path is
+ * not absolute.
+ */
+int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bool create, char *made,
+			  size_t madelen) NONNULL(1) WUNRES;
 
 /*
  * Reads from fd into buf until len bytes or end of file, retrying EINTR.

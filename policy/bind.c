@@ -475,15 +475,16 @@ static void fs_path_denies(struct ldr *l, const struct policy_host *h, const cha
 		const char *d = s;
 		size_t dl;
 
-		e = s + strcspn(s, seps);
+		e = s + (preload ? strcspn(s, seps) : env_list_len(var, strlen(var), s));
 		dl = (size_t)(e - s);
 		/* Julia's "@", "@v#.#", "@stdlib" name its own places; a TeX
 		 * tree's "!!" and "//" marks are not the directory's (round
 		 * 41), and one with kpathsea's '$' or braces is refused by
-		 * `run` (proxy/cli/plan.c plan_relative_config()) */
+		 * `run` (proxy/cli/plan.c plan_relative_config()); a NIX_PATH
+		 * URL names none (round 42) */
 		if ((preload && memchr(s, '/', (size_t)(e - s)) == NULL) || (empty_none && s == e) ||
 		    (s[0] == '@' && strcmp(var, "JULIA_LOAD_PATH") == 0) ||
-		    (s != e && !env_list_entry(var, strlen(var), &d, &dl))) {
+		    (s != e && (!env_list_entry(var, strlen(var), &d, &dl) || dl == 0))) {
 			if (*e == '\0')
 				break;
 			continue;

@@ -73,7 +73,11 @@ static const char *const file_vars[] = {"CMAKE_TOOLCHAIN_FILE",       "CORECLR_P
 					/* round 38: node's REPL loads it in its place
 					 * (a bare name from node_modules of the working
 					 * directory and each one above) */
-					"NODE_REPL_EXTERNAL_MODULE"};
+					"NODE_REPL_EXTERNAL_MODULE",
+					/* round 42: mix's project file (Elixir code run
+					 * by every mix, from the working directory when
+					 * relative) */
+					"MIX_EXS"};
 /* A program and its arguments split on white space, as cargo reads a
  * runner, a credential provider or doc.browser (round 38: the value of
  * CARGO_TARGET_<triple>_RUNNER, CARGO_REGISTRIES_<name>_CREDENTIAL_PROVIDER,
@@ -305,7 +309,8 @@ static int emit_file_url(const struct copt *c, const char *u)
  * files read at start that load code (--openssl-config: an engine or a
  * provider; --snapshot-blob; round 41: --env-file, whose NODE_OPTIONS
  * node applies). Round 41: bun's (BUN_OPTIONS, read as these): its
- * --preload modules and --config, the bunfig.toml whose preload runs.
+ * --preload modules and --config (round 42: and -c), the bunfig.toml
+ * whose preload runs.
  * "--opt value", "--opt=value", "-rvalue".
  * A file: URL is read as its path; data: and node: name no file.
  */
@@ -316,6 +321,7 @@ static int node_opts(const struct copt *c, const struct words *t)
 	static const char *const files[] = {"--openssl-config", "--snapshot-blob", "--env-file",
 					    "--env-file-if-exists", "--config"};
 	static const char *const ext[] = {".js", ".cjs", ".mjs", ".json", ".node", NULL};
+	bool bun = strcmp(c->var, "BUN_OPTIONS") == 0;
 
 	for (size_t i = 0; i < t->n; i++) {
 		const char *s = t->v[i], *a = NULL;
@@ -335,6 +341,10 @@ static int node_opts(const struct copt *c, const struct words *t)
 				a = s + ol; /* -r./x */
 			mod = k < ARRAY_LEN(mods);
 		}
+		/* Round 42: bun's -c is its --config (node's -c, --check,
+		 * takes no value and is not allowed in NODE_OPTIONS) */
+		if (a == NULL && bun && strncmp(s, "-c", 2) == 0)
+			a = s[2] == '=' ? s + 3 : s[2] != '\0' ? s + 2 : i + 1 < t->n ? t->v[++i] : NULL;
 		if (a != NULL) {
 			/* An empty value is not "."; named for the refusal. */
 			int r = a[0] == '\0' ? c->fn(c->arg, c->var, "", true)
@@ -612,7 +622,7 @@ static int py_imports(const struct copt *c, const char *code)
 static int code_literals(const struct copt *c, const char *code)
 {
 	static const char *const sfx[] = {".py", ".pyc", ".js", ".mjs", ".cjs", ".node", ".pl", ".pm", ".rb", ".so",
-					  ".lua", ".php", ".sh", ".R", ".tcl"};
+					  ".lua", ".php", ".sh", ".R", ".tcl", ".erl", ".beam", ".exs", ".ez"};
 	static const char *const loaders[] = {"require", "require_relative", "load", "import", "__import__",
 					      "import_module", "run_path", "run_module", "dofile", "loadfile", "do",
 					      "include", "include_once", "require_once", "source", "system", "popen",
@@ -1986,6 +1996,83 @@ static int go_flags(const struct copt *c, const char *val)
 	return r;
 }
 
+/*
+ * Round 42: the BEAM's flags from the environment (ERL_AFLAGS, ERL_FLAGS,
+ * ERL_ZFLAGS, elixir's ELIXIR_ERL_OPTIONS), split as erlexec splits them
+ * (white space, '"' and '\'' quotes): -pa, -pz and -path add each
+ * directory after them to the code path (searched); -boot FILE (FILE.boot:
+ * a relative one is looked for in the working directory first, then in
+ * the installation's bin/), -config FILE... (FILE.config: its settings
+ * name the handlers and applications started), -args_file FILE (more
+ * flags) are read at every start; -boot_var's directory stands in the
+ * boot script's paths; -s, -run and -S MOD run MOD at start, loaded from
+ * the code path, whose first entry is the working directory: given as
+ * "./MOD.beam" (relative: `run` refuses); -eval's code as an
+ * interpreter's inline code (code_literals()); -env VAR VALUE sets a
+ * variable of the emulator and the programs it starts: read as that
+ * variable's when it is one of envnames.h's. -extra and -- end erl's own
+ * flags.
+ */
+static int erl_flags(const struct copt *c, const char *val)
+{
+	static const char *const dirs[] = {"-pa", "-pz", "-path", "-config"};
+	static const char *const boot_ext[] = {".boot", NULL}, *const config_ext[] = {".config", NULL};
+	struct words t;
+	int r = 0;
+
+	if (split_words(val, "\"'", &t) < 0)
+		return -1;
+	for (size_t i = 0; i < t.n && r == 0; i++) {
+		const char *w = t.v[i];
+		bool list = false, config = false;
+
+		if (strcmp(w, "-extra") == 0 || strcmp(w, "--") == 0)
+			break;
+		for (size_t k = 0; k < ARRAY_LEN(dirs); k++)
+			if (strcmp(w, dirs[k]) == 0) {
+				list = true;
+				config = k == 3;
+			}
+		if (list) {
+			/* the words up to the next flag ('-' or '+') */
+			while (r == 0 && i + 1 < t.n && t.v[i + 1][0] != '-' && t.v[i + 1][0] != '+') {
+				i++;
+				r = emit(c, t.v[i], strlen(t.v[i]), config, config ? config_ext : NULL);
+			}
+		} else if ((strcmp(w, "-boot") == 0 || strcmp(w, "-args_file") == 0) && i + 1 < t.n) {
+			i++;
+			r = emit(c, t.v[i], strlen(t.v[i]), true, w[1] == 'b' ? boot_ext : NULL);
+		} else if (strcmp(w, "-boot_var") == 0 && i + 2 < t.n) {
+			i += 2;
+			r = emit(c, t.v[i], strlen(t.v[i]), false, NULL);
+		} else if ((strcmp(w, "-s") == 0 || strcmp(w, "-run") == 0 || strcmp(w, "-S") == 0) && i + 1 < t.n) {
+			char mod[300];
+
+			i++;
+			if (strchr(t.v[i], '/') != NULL || strlen(t.v[i]) > 255)
+				r = emit(c, t.v[i], strlen(t.v[i]), true, NULL);
+			else if (snprintf(mod, sizeof(mod), "./%s.beam", t.v[i]) > 0)
+				r = emit(c, mod, strlen(mod), true, NULL);
+			/* -S takes every word after it */
+			if (w[1] == 'S')
+				break;
+		} else if (strcmp(w, "-eval") == 0 && i + 1 < t.n) {
+			r = code_literals(c, t.v[++i]);
+		} else if (strcmp(w, "-env") == 0 && i + 2 < t.n) {
+			const char *var = t.v[i + 1], *v = t.v[i + 2], *as = env_code_var_as(var, strlen(var));
+
+			i += 2;
+			if (as != NULL)
+				r = policy_code_options_as(c->var, as, v, c->fn, c->arg);
+			else if (env_code_var_known(var, strlen(var)))
+				r = emit_list(c, v, ':', true);
+		}
+	}
+	free(t.buf);
+	free(t.v);
+	return r;
+}
+
 /* The JVM's option variables: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
  * _JAVA_OPTIONS, and the launchers' JAVA_OPTS, MAVEN_OPTS, ... */
 static bool jvm_var(const char *as)
@@ -2020,6 +2107,13 @@ int policy_code_options_as(const char *var, const char *as, const char *val, pol
 		return cargo_alias(&c, val);
 	if (strcmp(var, "GOFLAGS") == 0)
 		return go_flags(&c, val);
+	if (strncmp(var, "ERL_", 4) == 0 || strcmp(var, "ELIXIR_ERL_OPTIONS") == 0)
+		return erl_flags(&c, val);
+	/* Round 42: GHC's package environment: "-" is none; any other
+	 * value is read as a file first (from the working directory when
+	 * relative), a name under ~/.ghc only when no such file exists */
+	if (strcmp(var, "GHC_ENVIRONMENT") == 0)
+		return strcmp(val, "-") != 0 ? emit(&c, val, strlen(val), true, NULL) : 0;
 	if (strcmp(var, "CARGO_PROFILE_CODEGEN_BACKEND") == 0)
 		return strchr(val, '/') != NULL ? emit(&c, val, strlen(val), true, NULL) : 0;
 

@@ -1466,6 +1466,14 @@ static int plan_relative_config(const struct plan_host *h)
 		{"TEXMFLOCAL", RC_LIST}, {"TEXMFSYSVAR", RC_LIST}, {"TEXMFSYSCONFIG", RC_LIST},
 		{"TEXMFAUXTREES", RC_LIST}, {"TEXMF", RC_LIST}, {"TEXMFDIST", RC_LIST}, {"TEXMFMAIN", RC_LIST},
 		{"BUN_INSTALL_BIN", RC_ONE}, {"BUN_RUNTIME_TRANSPILER_CACHE_PATH", RC_ONE},
+		/* round 42: Elixir's, Racket's, Haskell's, Dart's, deno's,
+		 * Nix's and Octave's homes and start-up files
+		 * (base/envnames.c env_startup_vars) */
+		{"MIX_HOME", RC_ONE}, {"MIX_ARCHIVES", RC_ONE}, {"HEX_HOME", RC_ONE}, {"PLTADDONDIR", RC_ONE},
+		{"PLTUSERHOME", RC_ONE}, {"CABAL_DIR", RC_ONE}, {"CABAL_CONFIG", RC_ONE}, {"STACK_ROOT", RC_ONE},
+		{"PUB_CACHE", RC_ONE}, {"DENO_INSTALL_ROOT", RC_ONE}, {"NIX_CONF_DIR", RC_ONE},
+		{"NIX_USER_CONF_FILES", RC_LIST}, {"NIX_PATH", RC_LIST}, {"OCTAVE_SITE_INITFILE", RC_ONE},
+		{"OCTAVE_VERSION_INITFILE", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
@@ -1544,7 +1552,7 @@ static int plan_relative_config(const struct plan_host *h)
 			kind = RC_LIST;
 		}
 		for (const char *e = val;;) {
-			size_t len = kind == RC_LIST		       ? strcspn(e, env_list_seps(var, n))
+			size_t len = kind == RC_LIST		       ? env_list_len(var, n, e)
 				     : kind == RC_WORDS || kind == RC_URLS ? strcspn(e, " \t\n")
 									   : strlen(e);
 			const char *p = e;
@@ -2155,11 +2163,11 @@ static int code_home_one(struct strv *out, const struct strv *aw, const char *va
 			 bool list)
 {
 	for (const char *e = val;;) {
-		size_t len = list ? strcspn(e, env_list_seps(var, vlen)) : strlen(e), pl = len;
+		size_t len = list ? env_list_len(var, vlen, e) : strlen(e), pl = len;
 		const char *d = e;
 		char p[PATH_MAX], real[PATH_MAX], kv[2 * PATH_MAX];
 
-		if (len > 0 && env_list_entry(var, vlen, &d, &pl) && pl < sizeof(p) && d[0] == '/') {
+		if (len > 0 && env_list_entry(var, vlen, &d, &pl) && pl > 0 && pl < sizeof(p) && d[0] == '/') {
 			memcpy(p, d, pl);
 			p[pl] = '\0';
 			if (realpath(p, real) == NULL)
@@ -2191,13 +2199,18 @@ static int code_home_one(struct strv *out, const struct strv *aw, const char *va
  * and a missing one made, from the one before without following a
  * symbolic link (a $XDG_STATE_HOME in a writable tree a session swapped
  * for a link: no directory made, nothing read or written through it);
- * a link anywhere (a home under a linked /home too) is no state
- * directory: every entry is named, as before.
+ * a link (round 42: but in the home's own path, a linked /home) is no
+ * state directory: every entry is named, as before. Round 42: the
+ * entries are only read here (the directory not made); the new ones
+ * are kept in pl->code_homes_new and appended by plan_code_homes_record()
+ * once the command has started, so that a start refused after the
+ * notice (a relative variable, a refused sandbox) names them again on
+ * the next start.
  */
-static int code_homes_state(const struct plan_host *h, char *dir, size_t len)
+static int code_homes_state(const struct plan_host *h, char *dir, size_t len, bool create)
 {
 	const char *x = host_env(h, "XDG_STATE_HOME");
-	int n, dfd;
+	int n;
 
 	if (x != NULL && x[0] == '/')
 		n = snprintf(dir, len, "%s/passavant", x);
@@ -2205,41 +2218,17 @@ static int code_homes_state(const struct plan_host *h, char *dir, size_t len)
 		n = snprintf(dir, len, "%s/.local/state/passavant", h->home);
 	else
 		return -1;
-	if (n < 0 || (size_t)n >= len || (dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (n < 0 || (size_t)n >= len)
 		return -1;
-	for (const char *c = dir;;) {
-		char comp[NAME_MAX + 1];
-		size_t cl;
-		int next;
-
-		while (*c == '/')
-			c++;
-		if (*c == '\0')
-			return dfd;
-		cl = strcspn(c, "/");
-		if (cl > NAME_MAX || (cl == 2 && c[0] == '.' && c[1] == '.')) {
-			(void)close(dfd);
-			return -1;
-		}
-		memcpy(comp, c, cl);
-		comp[cl] = '\0';
-		c += cl;
-		if (mkdirat(dfd, comp, 0700) != 0 && errno != EEXIST) {
-			(void)close(dfd);
-			return -1;
-		}
-		next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		(void)close(dfd);
-		if (next < 0)
-			return -1;
-		dfd = next;
-	}
+	/* round 42: the home's own path as the system gives it (a linked
+	 * /home), nothing under it through a link (base/fileio.h) */
+	return fileio_mkdirs_nolinks(dir, h->home, 0700, create, NULL, 0);
 }
 
-static int print_code_homes_notice(const struct run_plan *pl, const struct plan_host *h, bool all)
+static int print_code_homes_notice(struct run_plan *pl, const struct plan_host *h, bool all)
 {
 	struct strv found = {0}, shown = {0};
-	char dir[PATH_MAX], file[PATH_MAX + 16], *seen = NULL, *text = NULL;
+	char dir[PATH_MAX], *seen = NULL, *text = NULL;
 	size_t tlen = 0;
 	int rc = -1, fd = -1, dfd = -1;
 	FILE *f = NULL;
@@ -2262,15 +2251,15 @@ static int print_code_homes_notice(const struct run_plan *pl, const struct plan_
 	rc = 0;
 	if (found.n == 0)
 		goto out;
-	if ((dfd = code_homes_state(h, dir, sizeof(dir))) >= 0 &&
-	    snprintf(file, sizeof(file), "%s/code-homes", dir) < (int)sizeof(file)) {
+	if ((dfd = code_homes_state(h, dir, sizeof(dir), false)) >= 0) {
 		struct stat st;
 
 		/* O_NONBLOCK: a FIFO put there opens and is refused below */
-		fd = openat(dfd, "code-homes", O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-			    0600);
+		fd = openat(dfd, "code-homes", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		/* read from the file opened, not from its name again; a line
 		 * cut short by a full disk reads as no line */
+		if (fd < 0 && errno == ENOENT)
+			seen = strdup(""); /* none named yet */
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
 		    st.st_size < (1 << 20) && (seen = malloc((size_t)st.st_size + 1)) != NULL) {
 			ssize_t got = fileio_read_full(fd, seen, (size_t)st.st_size);
@@ -2282,6 +2271,8 @@ static int print_code_homes_notice(const struct run_plan *pl, const struct plan_
 				seen[got] = '\0';
 			}
 		}
+	} else if (errno == ENOENT) {
+		seen = strdup(""); /* no state directory yet: made at the record */
 	}
 	if (dfd >= 0)
 		(void)close(dfd);
@@ -2301,13 +2292,9 @@ static int print_code_homes_notice(const struct run_plan *pl, const struct plan_
 			rc = -1;
 			goto out;
 		}
-		if (!known && fd >= 0 && seen != NULL) {
-			char line[2 * PATH_MAX + 2];
-			int ll = snprintf(line, sizeof(line), "%s\n", found.v[i]);
-
-			if (ll > 0 && (size_t)ll < sizeof(line) && write(fd, line, (size_t)ll) != ll)
-				log_warn("run: %s (the homes of code named before: they are named again next time)",
-					 file);
+		if (!known && seen != NULL && strv_add(&pl->code_homes_new, found.v[i]) < 0) {
+			rc = -1;
+			goto out;
 		}
 	}
 	if (shown.n == 0)
@@ -2342,6 +2329,39 @@ out:
 	strv_free(&found);
 	strv_free(&shown);
 	return rc;
+}
+
+void plan_code_homes_record(const struct run_plan *pl, const struct plan_host *h)
+{
+	char dir[PATH_MAX];
+	int dfd, fd;
+
+	if (pl->code_homes_new.n == 0)
+		return;
+	if ((dfd = code_homes_state(h, dir, sizeof(dir), true)) < 0) {
+		log_warn("run: the state directory for the homes of code named (they are named again next time)");
+		return;
+	}
+	fd = openat(dfd, "code-homes", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	(void)close(dfd);
+	if (fd >= 0) {
+		struct stat st;
+
+		for (size_t i = 0; i < pl->code_homes_new.n && fstat(fd, &st) == 0 && S_ISREG(st.st_mode); i++) {
+			char line[2 * PATH_MAX + 2];
+			int ll = snprintf(line, sizeof(line), "%s\n", pl->code_homes_new.v[i]);
+
+			if (ll > 0 && (size_t)ll < sizeof(line) && write(fd, line, (size_t)ll) != ll) {
+				log_warn("run: %s/code-homes (the homes of code named before: they are named again "
+					 "next time)",
+					 dir);
+				break;
+			}
+		}
+		(void)close(fd);
+	} else {
+		log_warn("run: %s/code-homes (the homes of code named before: they are named again next time)", dir);
+	}
 }
 
 static int plan_protect(struct run_plan *pl, const struct plan_host *h,
@@ -5255,6 +5275,7 @@ void plan_free(struct run_plan *pl)
 	strv_free(&pl->env_add);
 	strv_free(&pl->env_remove);
 	strv_free(&pl->file_strs);
+	strv_free(&pl->code_homes_new);
 	free(pl->files);
 	pl->files = NULL;
 	pl->n_files = pl->cap_files = 0;

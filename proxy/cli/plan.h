@@ -103,6 +103,10 @@ struct run_plan {
 	 * else "": made empty by plan_build(), filled by plan_fill() (the
 	 * sandbox calls it while it builds itself: sbx_config.meanwhile). */
 	char truststore[PATH_MAX];
+	/* Round 42: the "VAR=path" entries of the homes-of-code notice not
+	 * named before, recorded by plan_code_homes_record() once the
+	 * command has started (a refused start names them again). */
+	struct strv code_homes_new;
 };
 
 /* This machine's well-known trust and resolver paths (docs/run.md
@@ -138,6 +142,14 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 		     struct sbx_config *cfg) NONNULL(1, 2, 3, 4);
 
 /* Frees every list of pl. */
+/*
+ * Round 42: appends the homes of code the notice named for the first time
+ * (pl->code_homes_new) to the state directory's code-homes, made without
+ * following a link below the home; called once the command has started.
+ * A failure is logged, never fatal.
+ */
+void plan_code_homes_record(const struct run_plan *pl, const struct plan_host *h) NONNULL(1, 2);
+
 void plan_free(struct run_plan *pl) NONNULL(1);
 
 /*

@@ -428,7 +428,10 @@ static struct sbx *run_start_sandbox(const struct run *run, const policy_t *p,
 	if (sbx_start(&cfg, &s, err, sizeof(err)) < 0) {
 		log_warnx("%s; the command was not started", err);
 		s = NULL;
-	} else if (sbx_unseen_unguarded(s) > 0) {
+	} else {
+		plan_code_homes_record(&pl, h);
+	}
+	if (s != NULL && sbx_unseen_unguarded(s) > 0) {
 		log_warnx("warning: this kernel offers no Landlock: %zu denied paths that do not exist now "
 			  "(credential stores, denyRead entries) would be readable in the sandbox if "
 			  "created during the session; a kernel with Landlock (Linux 5.13 or later, "

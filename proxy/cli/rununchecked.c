@@ -160,32 +160,18 @@ static int mark_write(const char *path, const char *text)
 }
 
 /* mkdir -p of path, 0700; the first directory it made into made (""
- * when none). 0 or -1 (errno). */
+ * when none). Round 42: without following a link below the home (a
+ * $XDG_STATE_HOME a session could swap for one: nothing made through
+ * it), the home's own path as it resolves (base/fileio.h). 0 or -1
+ * (errno). */
 static int mkdirs(const char *path, char made[PATH_MAX])
 {
-	char buf[PATH_MAX];
+	int fd = fileio_mkdirs_nolinks(path, getenv("HOME"), 0700, true, made, PATH_MAX);
 
-	made[0] = '\0';
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
+	if (fd < 0)
 		return -1;
-	}
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(buf, 0700) == 0) {
-				if (made[0] == '\0')
-					memcpy(made, buf, strlen(buf) + 1);
-			} else if (errno != EEXIST) {
-				return -1;
-			}
-			*p = c;
-			if (c == '\0')
-				return 0;
-		}
-	}
+	(void)close(fd);
+	return 0;
 }
 
 /* rmdir of path; when its parent denies it (a session that made a

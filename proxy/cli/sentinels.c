@@ -61,43 +61,23 @@ int cli_state_dir(const char *xdg_state_home, const char *home, char *out, size_
 	return 0;
 }
 
-/* mkdir -p of path, every directory it creates mode 0700. 0 or -1. */
-static int mkdirs(const char *path, char *err, size_t errlen)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		goto fail;
-	}
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-				goto fail;
-			*p = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	return 0;
-fail:
-	errbuf_set(err, errlen, "cannot create the state directory %s: %s; create it (mode 0700)",
-		   path, strerror(errno));
-	return -1;
-}
-
 int cli_state_open(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd;
+	int fd, pfd;
 
-	if (mkdirs(dir, err, errlen) != 0)
+	/* Round 42: made and opened without following a link below the
+	 * home (a $XDG_STATE_HOME a session could swap for one: nothing is
+	 * made or read through it); the home's own path as it resolves */
+	pfd = fileio_mkdirs_nolinks(dir, getenv("HOME"), 0700, true, NULL, 0);
+	if (pfd < 0 && errno != ELOOP && errno != ENOTDIR) {
+		errbuf_set(err, errlen, "cannot create the state directory %s: %s; create it (mode 0700)", dir,
+			   strerror(errno));
 		return -1;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	fd = pfd < 0 ? -1 : openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd >= 0)
+		(void)close(pfd);
 	if (fd < 0) {
 		errbuf_set(err, errlen, "state directory %s: %s%s", dir, strerror(errno),
 			   errno == ELOOP || errno == ENOTDIR

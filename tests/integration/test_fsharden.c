@@ -2544,6 +2544,170 @@ static void test_code_homes_r41e(void)
 }
 
 /*
+ * Round 42 (fix42v): the ecosystems round 41 left. The BEAM's flags from
+ * the environment (ERL_FLAGS -boot, ERL_AFLAGS -config, ELIXIR_ERL_OPTIONS
+ * -args_file: read at every erl start), GHC's package environment file,
+ * mix's project file, bun's -c; the homes of Elixir (MIX_HOME, HEX_HOME),
+ * Racket (PLTADDONDIR), Haskell (CABAL_DIR, STACK_ROOT), Dart (PUB_CACHE),
+ * Nix (NIX_PATH's "name=place", NIX_USER_CONF_FILES), Octave's site
+ * start-up file, make's MAKEFILES, and a TeX tree with "//" inside
+ * (TEXMFHOME=/w/tm//tex searches every directory under /w/tm): in a
+ * writable tree read-only; relative ones (-pa ./ebin, -s MOD: loaded
+ * from the working directory first, a bare -boot, MIX_HOME=mix, a
+ * NIX_PATH entry, GHC_ENVIRONMENT=default, bun's -c ./x) refuse the
+ * start; what CI images set starts. The notice of the homes of code on a
+ * start then refused names them again on the next start. And the
+ * unchecked marks' state directory through a link: nothing made there.
+ */
+static void test_code_homes_r42(void)
+{
+	static const char *const vars[][2] = {
+		{"ERL_FLAGS=+S 2 -boot @W@/boot-x", "boot-x.boot"},
+		{"ERL_AFLAGS=-config @W@/sys-x", "sys-x.config"},
+		{"ELIXIR_ERL_OPTIONS=-args_file @W@/args-x", "args-x"},
+		{"GHC_ENVIRONMENT=@W@/ghcenv-x", "ghcenv-x"},
+		{"MIX_EXS=@W@/mix-x.exs", "mix-x.exs"},
+		{"BUN_OPTIONS=-c @W@/bunfig-x.toml", "bunfig-x.toml"},
+		{"MIX_HOME=@W@/mixh-x", "mixh-x/archives/x.ez"},
+		{"HEX_HOME=@W@/hex-x", "hex-x/packages/x.tar"},
+		{"PLTADDONDIR=@W@/plt-x", "plt-x/collects/x/main.rkt"},
+		{"CABAL_DIR=@W@/cabal-x", "cabal-x/config"},
+		{"STACK_ROOT=@W@/stack-x", "stack-x/config.yaml"},
+		{"PUB_CACHE=@W@/pub-x", "pub-x/bin/tool"},
+		{"NIX_PATH=nixpkgs=channel:nixos-24.05:nixx=@W@/nixpkgs-x", "nixpkgs-x/default.nix"},
+		{"NIX_USER_CONF_FILES=/nonexistent-x/nix.conf:@W@/nix-x.conf", "nix-x.conf"},
+		{"OCTAVE_SITE_INITFILE=@W@/octave-x.m", "octave-x.m"},
+		{"MAKEFILES=/nonexistent-x.mk @W@/mk-x.mk", "mk-x.mk"},
+		{"TEXMFHOME=@W@/tm-x//tex", "tm-x/a/tex/latex/x.sty"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	static const char *const rel[][4] = {
+		{"ERL_FLAGS=-pa ./ebin-x", "ERL_FLAGS holds", "\"./ebin-x\"", NULL},
+		{"ERL_AFLAGS=-s evil_x", "ERL_AFLAGS holds", "\"./evil_x.beam\"", NULL},
+		{"ELIXIR_ERL_OPTIONS=-boot start_x", "ELIXIR_ERL_OPTIONS holds", "\"start_x\"", NULL},
+		{"ERL_ZFLAGS=-eval 'code:add_patha(\"ebin-x/x\")'", "ERL_ZFLAGS holds", "\"ebin-x/x\"", NULL},
+		{"GHC_ENVIRONMENT=default", "GHC_ENVIRONMENT holds", "\"default\"", NULL},
+		{"MIX_EXS=mix-x.exs", "MIX_EXS holds", "\"mix-x.exs\"", NULL},
+		{"BUN_OPTIONS=-c ./bunfig-x.toml", "BUN_OPTIONS holds", "\"./bunfig-x.toml\"", NULL},
+		{"MIX_HOME=mix-x", "MIX_HOME holds", "\"mix-x\"", NULL},
+		{"STACK_ROOT=stack-x", "STACK_ROOT holds", "\"stack-x\"", NULL},
+		{"PUB_CACHE=pub-x", "PUB_CACHE holds", "\"pub-x\"", NULL},
+		{"NIX_PATH=nixpkgs=nixpkgs-x", "NIX_PATH holds", "\"nixpkgs=nixpkgs-x\"", NULL},
+		{"CABAL_CONFIG=cabal-x.config", "CABAL_CONFIG holds", "\"cabal-x.config\"", NULL},
+	};
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	script[0] = '\0';
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "{ mkdir -p \"$(dirname %s)\" && echo 'PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], vars[i][1], i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?\n");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "round 42 homes: status %d, %s %s", st, out ? out : "",
+	    err ? err : "");
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0\n", i);
+		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
+	/* What CI images and developers set: started. */
+	{
+		const char *ok[] = {"ERL_AFLAGS=-kernel shell_history enabled", "ERL_FLAGS=+S 4:4 +A 16 -sname ci",
+				    "ELIXIR_ERL_OPTIONS=+fnu", "MIX_HOME=/root/.mix", "HEX_HOME=/root/.hex",
+				    "GHC_ENVIRONMENT=-", "CABAL_DIR=/root/.cabal", "STACK_ROOT=/root/.stack",
+				    "PUB_CACHE=/root/.pub-cache", "MAKEFILES=", "BUN_OPTIONS=--smol",
+				    "NIX_PATH=nixpkgs=/nix/var/nix/profiles/per-user/root/channels/nixpkgs:"
+				    "/nix/var/nix/profiles/per-user/root/channels",
+				    "NIX_PATH=nixpkgs=channel:nixos-24.05",
+				    "NIX_PATH=nixpkgs=https://github.com/NixOS/nixpkgs/archive/master.tar.gz",
+				    "TEXMFHOME=/usr/share/texmf//", NULL};
+
+		for (size_t i = 0; ok[i] != NULL; i++) {
+			const char *one[] = {ok[i], NULL};
+
+			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	/* The notice on a start then refused: named again on the next. */
+	{
+		char g[2 * PATH_MAX];
+		const char *refused[] = {g, "MIX_HOME=mix-x", NULL}, *genv[] = {g, NULL};
+
+		snprintf(g, sizeof(g), "GOCACHE=%s/.go-cache-r%ld", w, (long)getpid());
+		for (int k = 0; k < 3; k++) {
+			st = run_fsh("home", NULL, k == 0 ? refused : genv, NULL, "work.yaml", "echo started\n", &out,
+				     &err);
+			if (k == 0)
+				ROW(st == 125 && test_has(err, g) && test_has(err, "MIX_HOME holds"),
+				    "refused start: status %d, %s", st, err ? err : "");
+			else
+				ROW(st == 0 && test_has(out, "started"), "notice run %d: status %d, %s", k, st,
+				    err ? err : "");
+			if (k == 1)
+				ROW(test_has(err, g), "the start after a refused one did not name %s: %s", g,
+				    err ? err : "");
+			if (k == 2)
+				ROW(!test_has(err, g), "the third start named %s again: %s", g, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	/* The unchecked marks' state directory through a link: nothing made
+	 * there while the command runs (the marks are made before it). */
+	{
+		char lnk[PATH_MAX], to[PATH_MAX], x[2 * PATH_MAX], sc[2 * PATH_MAX];
+		const char *xenv[] = {x, NULL};
+
+		CU_ASSERT_FATAL(mkdirs("stelse42-x") == 0);
+		drop("stlink42-x");
+		CU_ASSERT_FATAL(symlink(at(to, "stelse42-x"), at(lnk, "stlink42-x")) == 0);
+		snprintf(x, sizeof(x), "XDG_STATE_HOME=%s", lnk);
+		snprintf(sc, sizeof(sc), "test -e '%s/passavant' && echo MADE-THROUGH; echo started\n", to);
+		st = run_fsh("home", NULL, xenv, NULL, "work.yaml", sc, &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "state link: status %d, %s", st, err ? err : "");
+		ROW(!test_has(out, "MADE-THROUGH") && !exists("stelse42-x/passavant"),
+		    "passavant made %s/passavant through the link %s: %s", to, lnk, out ? out : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+		drop("stlink42-x");
+		test_rmtree(to);
+	}
+	drop("work/ok-x.txt");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
+		test_rmtree(top);
+	}
+}
+
+/*
  * Review of round 40 (fix40v): a home of code in the tree is read-only,
  * and a build filling it (GitLab's GOCACHE=$CI_PROJECT_DIR/.go-cache,
  * CARGO_HOME=$CI_PROJECT_DIR/.cargo) failed with a bare "Read-only file
@@ -5034,6 +5198,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "review 41e: TeX's trees by program (TEXMFHOME_pdflatex, TEXMFCNF.lualatex) and TEXMF: read-only, "
 		    "relative refused; the notice's state directory is not made through a link",
 		 test_code_homes_r41e);
+	test_add(s, "round 42: ERL_FLAGS and kin, GHC_ENVIRONMENT, MIX_EXS, bun's -c, Elixir's, Racket's, Haskell's, "
+		    "Dart's, Nix's, Octave's homes, MAKEFILES, a TeX tree's inner \"//\": read-only or refused; a "
+		    "refused start's notice named again; the marks' state directory through a link",
+		 test_code_homes_r42);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

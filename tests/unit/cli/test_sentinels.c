@@ -292,11 +292,65 @@ static void test_stable_table(void)
 	free(tmp);
 }
 
+/*
+ * Round 42: the state directory through a symbolic link ($XDG_STATE_HOME
+ * in a writable tree, swapped for a link by a session): nothing is made
+ * through it and it is refused by name; the home's own path may be
+ * reached through one (a linked /home).
+ */
+static void test_state_dir_link(void)
+{
+	char *tmp = test_mkdtemp(), lnk[4096], dir[8400], made[8400], home[4200], err[512];
+	char *old_home = getenv("HOME") != NULL ? strdup(getenv("HOME")) : NULL;
+	struct stat st;
+	int fd;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+	snprintf(made, sizeof(made), "%s/else", tmp);
+	CU_ASSERT_FATAL(mkdir(made, 0700) == 0);
+	snprintf(lnk, sizeof(lnk), "%s/state", tmp);
+	CU_ASSERT_FATAL(symlink(made, lnk) == 0);
+	snprintf(dir, sizeof(dir), "%s/passavant", lnk);
+	fd = cli_state_open(dir, err, sizeof(err));
+	CU_ASSERT(fd < 0);
+	if (fd >= 0)
+		close(fd);
+	else
+		CU_ASSERT(strstr(err, "symbolic link") != NULL);
+	snprintf(made, sizeof(made), "%s/else/passavant", tmp);
+	CU_ASSERT(stat(made, &st) != 0);
+	/* a deeper one: not made either */
+	snprintf(dir, sizeof(dir), "%s/x/passavant", lnk);
+	fd = cli_state_open(dir, err, sizeof(err));
+	CU_ASSERT(fd < 0);
+	if (fd >= 0)
+		close(fd);
+	snprintf(made, sizeof(made), "%s/else/x", tmp);
+	CU_ASSERT(stat(made, &st) != 0);
+	/* the home reached through a link: its state directory is made */
+	snprintf(home, sizeof(home), "%s/state", tmp);
+	CU_ASSERT(setenv("HOME", home, 1) == 0);
+	snprintf(dir, sizeof(dir), "%s/.local/state/passavant", home);
+	fd = cli_state_open(dir, err, sizeof(err));
+	CU_ASSERT(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	snprintf(made, sizeof(made), "%s/else/.local/state/passavant", tmp);
+	CU_ASSERT(stat(made, &st) == 0 && S_ISDIR(st.st_mode));
+	if (old_home != NULL)
+		CU_ASSERT(setenv("HOME", old_home, 1) == 0);
+	free(old_home);
+	test_rmtree(tmp);
+	free(tmp);
+}
+
 TEST_REGISTRAR(register_cli_sentinels)
 {
 	CU_pSuite s = test_suite("cli_sentinels", NULL, NULL);
 
 	test_add(s, "state directory: XDG_STATE_HOME, else ~/.local/state", test_state_dir);
+	test_add(s, "round 42: state directory through a link: nothing made there, refused; a linked home's made",
+		 test_state_dir_link);
 	test_add(s, "key: created 0600 in a 0700 directory, read back", test_key_created_and_read);
 	test_add(s, "key: symlink, mode, owner, size, FIFO refused", test_key_refused);
 	test_add(s, "key: concurrent creators end with one key", test_key_race);

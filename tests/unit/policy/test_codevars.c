@@ -719,6 +719,79 @@ static void test_families_r41e(void)
 	CU_ASSERT(!env_code_var_known("TEXINPUTS_latex", 15));
 }
 
+/*
+ * Round 42: the BEAM's flags (ERL_FLAGS, ERL_AFLAGS, ERL_ZFLAGS,
+ * ELIXIR_ERL_OPTIONS: -pa/-pz code paths, -boot, -config, -args_file,
+ * -s/-run/-S modules, -eval's files, -env), GHC's package environment,
+ * mix's project file, bun's -c; the homes of Elixir, Racket, Haskell,
+ * Dart, Nix, Octave and MAKEFILES named; a TeX tree's "//" inside an
+ * entry and nix's "name=" entries read as their readers do.
+ */
+static void test_families_r42(void)
+{
+	static const char *const rows[][3] = {
+		{"ERL_FLAGS", "-pa ebin /w/deps/x/ebin +S 4 -pz /z", "S:ebin S:/w/deps/x/ebin S:/z"},
+		{"ERL_AFLAGS", "-boot /w/start -config sys", "L:/w/start L:/w/start.boot L:sys L:sys.config"},
+		{"ERL_ZFLAGS", "-args_file \"/w/vm args\" -boot_var LIB /w/lib", "L:/w/vm args S:/w/lib"},
+		{"ERL_FLAGS", "-s mymod start -run other", "L:./mymod.beam L:./other.beam"},
+		{"ERL_FLAGS", "-S /w/m.beam x y -pa ignored", "L:/w/m.beam"},
+		{"ERL_FLAGS", "-eval 'c:c(\"x.erl\"), code:add_patha(\"./e\")'", "L:x.erl L:./e"},
+		{"ERL_FLAGS", "-env LD_PRELOAD /w/x.so -env PERL5OPT -Ilib", "L:/w/x.so S:lib"},
+		{"ERL_FLAGS", "-extra -pa ./x", ""},
+		{"ELIXIR_ERL_OPTIONS", "-pa _build/dev/lib/x/ebin", "S:_build/dev/lib/x/ebin"},
+		{"GHC_ENVIRONMENT", "/w/.ghc.environment.x86_64-linux-9.4.8", "L:/w/.ghc.environment.x86_64-linux-9.4.8"},
+		{"GHC_ENVIRONMENT", "default", "L:default"},
+		{"MIX_EXS", "mix.exs", "L:mix.exs"},
+		{"BUN_OPTIONS", "-c ./bunfig.toml", "L:./bunfig.toml"},
+		{"BUN_OPTIONS", "-c=/w/b.toml --smol -c/w/c.toml", "L:/w/b.toml L:/w/c.toml"},
+		/* what CI images and developers set */
+		{"ERL_AFLAGS", "-kernel shell_history enabled", ""},
+		{"ERL_FLAGS", "+S 4:4 +A 16 -sname ci -setcookie x +pc unicode", ""},
+		{"ELIXIR_ERL_OPTIONS", "+fnu +sbwt none", ""},
+		{"GHC_ENVIRONMENT", "-", ""},
+		{"NODE_OPTIONS", "-c", ""},
+	};
+	const char *e;
+	size_t len;
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_known("ERL_FLAGS", 9));
+	CU_ASSERT(env_code_var_known("ELIXIR_ERL_OPTIONS", 18));
+	CU_ASSERT(env_code_var_known("MIX_HOME", 8));
+	CU_ASSERT(env_code_var_known("HEX_HOME", 8));
+	CU_ASSERT(env_code_var_known("PLTADDONDIR", 11));
+	CU_ASSERT(env_code_var_known("CABAL_DIR", 9));
+	CU_ASSERT(env_code_var_known("STACK_ROOT", 10));
+	CU_ASSERT(env_code_var_known("PUB_CACHE", 9));
+	CU_ASSERT(env_code_var_known("NIX_PATH", 8));
+	CU_ASSERT(env_code_var_known("MAKEFILES", 9));
+	CU_ASSERT(env_code_var_known("GHC_ENVIRONMENT", 15));
+	CU_ASSERT(strcmp(env_list_seps("MAKEFILES", 9), " \t\n") == 0);
+	e = "/w//texmf";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("TEXMFHOME", 9, &e, &len) && len == 2 && strncmp(e, "/w", len) == 0);
+	e = "!!//x";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("TEXMF", 5, &e, &len) && len == 1 && e[0] == '/');
+	e = "nixpkgs=/w/nixpkgs";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == 10 && strncmp(e, "/w/nixpkgs", len) == 0);
+	e = "nixpkgs=channel:nixos-24.05";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == 0);
+	e = "nixpkgs=https://x/y.tar.gz";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == 0);
+	CU_ASSERT(env_list_len("NIX_PATH", 8, "nixpkgs=channel:nixos-24.05:/b") == 27);
+	CU_ASSERT(env_list_len("NIX_PATH", 8, "n=https://x/y.tar.gz:/b") == 20);
+	CU_ASSERT(env_list_len("NIX_PATH", 8, "flake:nixpkgs") == 13);
+	CU_ASSERT(env_list_len("NIX_PATH", 8, "/a:/b") == 2);
+	CU_ASSERT(env_list_len("MAKEFILES", 9, "/a.mk /b.mk") == 5);
+	e = "/nix/var/nix/profiles/per-user/root/channels";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == strlen(e));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -746,4 +819,8 @@ TEST_REGISTRAR(policy_codevars_register)
 		 test_families_r41);
 	test_add(s, "review 41e: TeX's trees by program (TEXMFHOME_pdflatex, TEXMFCNF.lualatex) and TEXMF named",
 		 test_families_r41e);
+	test_add(s, "round 42: ERL_FLAGS and its kin (-pa, -boot, -config, -s, -eval, -env), GHC_ENVIRONMENT, "
+		    "MIX_EXS, bun's -c; Elixir's, Racket's, Haskell's, Dart's, Nix's homes, MAKEFILES; a TeX tree's "
+		    "inner \"//\", NIX_PATH's entries; what CI images set, nothing",
+		 test_families_r42);
 }
