@@ -136,6 +136,20 @@ int plan_sentinel_env(struct strv *out, const mask_table_t *t)
 	return 0;
 }
 
+/*
+ * Closes a notice's stream f (open_memstream()'s, into *text): 0, or -1
+ * after logging (what: the notice) with *text freed.
+ */
+static int notice_close(FILE *f, char **text, const char *what)
+{
+	if (fclose(f) == 0)
+		return 0;
+	log_warn("run: %s", what);
+	free(*text);
+	*text = NULL;
+	return -1;
+}
+
 /* Prints the names of dropped (one line, one write: log.c's rule). */
 static int print_dropped(const struct strv *dropped)
 {
@@ -149,11 +163,8 @@ static int print_dropped(const struct strv *dropped)
 	}
 	for (size_t i = 0; i < dropped->n; i++)
 		fprintf(f, "%s%s", i ? ", " : "", dropped->v[i]);
-	if (fclose(f) != 0) {
-		log_warn("run: environment");
-		free(names);
+	if (notice_close(f, &names, "environment") < 0)
 		return -1;
-	}
 	fprintf(stderr,
 		"passavant: not passed to the command, as their names or values look like "
 		"credentials: %s (to pass one masked, list it in credentials.envVars)\n",
@@ -511,20 +522,6 @@ static bool ws_dir_exists(const char *root, const struct policy_mandatory *m)
 }
 
 /*
- * Closes a notice's stream f (open_memstream()'s, into *text): 0, or -1
- * after logging (what: the notice) with *text freed.
- */
-static int notice_close(FILE *f, char **text, const char *what)
-{
-	if (fclose(f) == 0)
-		return 0;
-	log_warn("run: %s", what);
-	free(*text);
-	*text = NULL;
-	return -1;
-}
-
-/*
  * Round 37 of the attack (the review's lead): the rows a project keeps
  * as its own files, read-only only where they exist (POLICY_MAND_WS_
  * EXISTING: the version files, .direnv, .run, .project), at the top of
@@ -803,11 +800,8 @@ static int print_home_notice(const char *home, struct strv *plain)
 		fprintf(f, "%s~/%s", i ? ", " : "", plain->v[i]);
 	if (shown < plain->n)
 		fprintf(f, " and %zu more", plain->n - shown);
-	if (fclose(f) != 0) {
-		log_warn("run: the notice of the HOME class rule");
-		free(names);
+	if (notice_close(f, &names, "the notice of the HOME class rule") < 0)
 		return -1;
-	}
 	fprintf(stderr,
 		"passavant: the home directory %s is writable, but the entries it already had are "
 		"read-only in the sandbox, as the host runs code and reads configuration from them: "
@@ -2308,8 +2302,7 @@ static int print_code_homes_notice(struct run_plan *pl, const struct plan_host *
 		fprintf(f, "%s%s", i ? ", " : "", shown.v[i]);
 	if (shown.n > 6)
 		fprintf(f, " and %zu more", shown.n - 6);
-	if (fclose(f) != 0) {
-		log_warn("run: the notice of the read-only homes of code");
+	if (notice_close(f, &text, "the notice of the read-only homes of code") < 0) {
 		rc = -1;
 		goto out;
 	}
