@@ -2069,17 +2069,21 @@ static void test_startup_dirs_r39(void)
 }
 
 /*
- * A session started with each of vars ({"NAME=value", a file}; @W@ in
- * the value stands for the writable tree) runs plant (a printf format,
- * %1$s the file, relative to the tree) for each file, then writes ok
- * there: it starts (what: the rows' name of the case), and no file was
+ * A session (its home the tree's home, its policy the tree's policy)
+ * started with each of vars ({"NAME=value", a file}; @W@ in the value
+ * stands for the writable tree) runs plant (a printf format, %1$s the
+ * file, relative to the tree) for each file, then writes into each of
+ * oks (NULL-terminated, relative to the tree): it starts (what: the
+ * rows' name of the case), every ok is written, and no file of vars was
  * writable.
  */
-static void plant_rows(const char *const (*vars)[2], size_t nv, const char *plant, const char *ok, const char *what)
+static void plant_rows_in(const char *home, const char *policy, const char *const (*vars)[2], size_t nv,
+			  const char *plant, const char *const *oks, const char *what)
 {
 	char w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
 	char(*e)[2 * PATH_MAX] = calloc(nv, sizeof(*e));
 	const char **env = calloc(nv + 1, sizeof(*env));
+	bool written = true;
 	size_t n;
 	int st;
 
@@ -2089,7 +2093,10 @@ static void plant_rows(const char *const (*vars)[2], size_t nv, const char *plan
 	for (size_t i = 0; i < nv; i++) {
 		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
 
-		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		if (sub != NULL)
+			snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		else
+			snprintf(e[i], sizeof(e[i]), "%s", tpl);
 		env[i] = e[i];
 		n = strlen(script);
 		snprintf(script + n, sizeof(script) - n, plant, vars[i][1]);
@@ -2097,11 +2104,20 @@ static void plant_rows(const char *const (*vars)[2], size_t nv, const char *plan
 		snprintf(script + n, sizeof(script) - n, "; echo w%zu=$?\n", i);
 	}
 	env[nv] = NULL;
-	n = strlen(script);
-	if (snprintf(script + n, sizeof(script) - n, "printf x > %s; echo ok=$?\n", ok) >= (int)(sizeof(script) - n))
-		CU_FAIL("a script too long for the test");
-	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0"), "%s: status %d, %s", what, st, err ? err : "");
+	for (size_t k = 0; oks[k] != NULL; k++) {
+		n = strlen(script);
+		if (snprintf(script + n, sizeof(script) - n, "printf x > %s; echo ok%zu=$?\n", oks[k], k) >=
+		    (int)(sizeof(script) - n))
+			CU_FAIL("a script too long for the test");
+	}
+	st = run_fsh(home, NULL, env, NULL, policy, script, &out, &err);
+	for (size_t k = 0; oks[k] != NULL; k++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "ok%zu=0\n", k);
+		written = written && test_has(out, want);
+	}
+	ROW(st == 0 && written, "%s: status %d, %s %s", what, st, out ? out : "", err ? err : "");
 	if (st != 0)
 		show(st, out, err);
 	for (size_t i = 0; i < nv; i++) {
@@ -2114,6 +2130,14 @@ static void plant_rows(const char *const (*vars)[2], size_t nv, const char *plan
 	free(err);
 	free(env);
 	free(e);
+}
+
+/* plant_rows_in() with the tree's home and work.yaml, and one file ok. */
+static void plant_rows(const char *const (*vars)[2], size_t nv, const char *plant, const char *ok, const char *what)
+{
+	const char *const oks[] = {ok, NULL};
+
+	plant_rows_in("home", "work.yaml", vars, nv, plant, oks, what);
 }
 
 /*
@@ -2340,46 +2364,17 @@ static void test_code_homes_r41(void)
 		{"YARN_PLUGINS=/nonexistent-x/a.cjs;./p-x.cjs", "YARN_PLUGINS holds", "\"./p-x.cjs\"", NULL},
 		{"BUN_OPTIONS=--preload ./pre-x.ts", "BUN_OPTIONS holds", "\"./pre-x.ts\"", NULL},
 	};
-	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
-	const char *env[NV + 1];
-	size_t n;
+	static const char *const oks[] = {"ok-x.txt", "../home41/ok-x.txt", NULL};
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
 	CU_ASSERT_FATAL(mkdirs("home41") == 0);
 	CU_ASSERT_FATAL(write_policy("home41.yaml", "filesystem:\n  allowWrite: [\"%1$s/home41\", \"%1$s/work\"]\n") == 0);
-	script[0] = '\0';
-	for (size_t i = 0; i < NV; i++) {
-		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
-
-		if (sub != NULL)
-			snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
-		else
-			snprintf(e[i], sizeof(e[i]), "%s", tpl);
-		env[i] = e[i];
-		n = strlen(script);
-		snprintf(script + n, sizeof(script) - n,
-			 "{ mkdir -p \"$(dirname %s)\" && echo 'echo PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
-			 vars[i][1], vars[i][1], i);
-	}
-	env[NV] = NULL;
-	n = strlen(script);
-	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?; printf x > ../home41/ok-x.txt; echo hok=$?\n");
-	st = run_fsh("home41", NULL, env, NULL, "home41.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0") && test_has(out, "hok=0"), "round 41 homes: status %d, %s %s", st,
-	    out ? out : "", err ? err : "");
-	if (st != 0)
-		show(st, out, err);
-	for (size_t i = 0; i < NV; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "w%zu=0\n", i);
-		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
-	}
-	free(out);
-	free(err);
-	out = err = NULL;
+	plant_rows_in("home41", "home41.yaml", vars, NV,
+		      "{ mkdir -p \"$(dirname %1$s)\" && echo 'echo PLANTED-X' > %1$s; } 2>/dev/null", oks,
+		      "round 41 homes");
 	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
 	/* What CI images and developers set: started. */
 	{
@@ -2461,39 +2456,13 @@ static void test_code_homes_r41e(void)
 		{"TEXMFCNF.lualatex=$SELFAUTOLOC/x", "TEXMFCNF.lualatex holds", "kpathsea expands", NULL},
 		{"TEXMF=./texmf-rel", "TEXMF holds", "\"./texmf-rel\"", NULL},
 	};
-	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[8192], *out = NULL, *err = NULL;
-	const char *env[NV + 1];
-	size_t n;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
-	script[0] = '\0';
-	for (size_t i = 0; i < NV; i++) {
-		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
-
-		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
-		env[i] = e[i];
-		n = strlen(script);
-		snprintf(script + n, sizeof(script) - n,
-			 "{ mkdir -p \"$(dirname %s)\" && echo 'PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
-			 vars[i][1], vars[i][1], i);
-	}
-	env[NV] = NULL;
-	n = strlen(script);
-	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?\n");
-	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0"), "review 41e trees: status %d, %s %s", st, out ? out : "",
-	    err ? err : "");
-	for (size_t i = 0; i < NV; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "w%zu=0\n", i);
-		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
-	}
-	free(out);
-	free(err);
-	out = err = NULL;
+	plant_rows(vars, NV, "{ mkdir -p \"$(dirname %1$s)\" && echo 'PLANTED-X' > %1$s; } 2>/dev/null", "ok-x.txt",
+		   "review 41e trees");
 	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
 	{
 		const char *ok[] = {"TEXMFHOME_pdflatex=~/texmf", "TEXMFVAR=~/.texlive/texmf-var",
