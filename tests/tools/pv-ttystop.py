@@ -96,14 +96,33 @@ def until(m, out, what, secs):
     return out
 
 
-def finish(m, s, pid, before, out):
-    """Types a line for the command's read, waits for pid to end, then
-    prints what it read, whether the terminal's modes are as before,
-    its status and all the terminal showed."""
-    os.write(m, b'hello keys\r')
-    st, end = None, time.monotonic() + DEADLINE / 2
+def spawn(s, binary, policy, code):
+    """Starts `binary run -p policy -- python3 -c code` as the leader of
+    a session of its own, the pty s its controlling terminal and its
+    stdio; its pid."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+        for fd in (0, 1, 2):
+            os.dup2(s, fd)
+        os.closerange(3, 1024)
+        os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', code],
+                  dict(os.environ, LC_ALL='C.UTF-8'))
+        os._exit(127)
+    return pid
+
+
+def reap(m, pid, out, secs, step, each=None):
+    """Collects what the terminal m shows (step seconds at a time, each(out)
+    called before each step) until pid ends or secs pass, then kills it
+    ("timeout: the run did not end"); its status (None on the timeout)
+    and out."""
+    st, end = None, time.monotonic() + secs
     while st is None and time.monotonic() < end:
-        out = collect(m, 0.1, out)
+        if each is not None:
+            each(out)
+        out = collect(m, step, out)
         p, ws = os.waitpid(pid, os.WNOHANG)
         if p:
             st = os.waitstatus_to_exitcode(ws)
@@ -111,6 +130,15 @@ def finish(m, s, pid, before, out):
         print('timeout: the run did not end')
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+    return st, out
+
+
+def finish(m, s, pid, before, out):
+    """Types a line for the command's read, waits for pid to end, then
+    prints what it read, whether the terminal's modes are as before,
+    its status and all the terminal showed."""
+    os.write(m, b'hello keys\r')
+    st, out = reap(m, pid, out, DEADLINE / 2, 0.1)
     out = collect(m, 0.3, out)
     text = out.replace(b'\r', b'')
     i = text.find(b'read: ')
@@ -256,32 +284,18 @@ def slow():
     binary, policy = sys.argv[1:3]
     m, s = os.openpty()
     fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))
-    pid = os.fork()
-    if pid == 0:
-        os.setsid()
-        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
-        for fd in (0, 1, 2):
-            os.dup2(s, fd)
-        os.closerange(3, 1024)
-        os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', SLOW],
-                  dict(os.environ, LC_ALL='C.UTF-8'))
-        os._exit(127)
-    out, scanned, pending, st = b'', 0, [], None
-    end = time.monotonic() + DEADLINE
-    while st is None and time.monotonic() < end:
+    pid = spawn(s, binary, policy, SLOW)
+    scanned, pending = 0, []
+
+    def answer(out):
+        nonlocal scanned
         for q in QUERY.finditer(out, scanned):
             pending.append((time.monotonic() + 1.5, ANSWERS[q.group(1)]))
             scanned = q.end()
         while pending and pending[0][0] <= time.monotonic():
             os.write(m, pending.pop(0)[1])
-        out = collect(m, 0.05, out)
-        p, ws = os.waitpid(pid, os.WNOHANG)
-        if p:
-            st = os.waitstatus_to_exitcode(ws)
-    if st is None:
-        print('timeout: the run did not end')
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+
+    st, out = reap(m, pid, b'', DEADLINE, 0.05, answer)
     out = collect(m, 0.1, out)
     for q in QUERY.finditer(out, scanned):
         pending.append((time.monotonic() + 1.5, ANSWERS[q.group(1)]))
@@ -318,16 +332,7 @@ def nojc():
     m, s = os.openpty()
     fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))
     before = termios.tcgetattr(s)
-    pid = os.fork()
-    if pid == 0:
-        os.setsid()
-        fcntl.ioctl(s, termios.TIOCSCTTY, 0)
-        for fd in (0, 1, 2):
-            os.dup2(s, fd)
-        os.closerange(3, 1024)
-        os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE],
-                  dict(os.environ, LC_ALL='C.UTF-8'))
-        os._exit(127)
+    pid = spawn(s, binary, policy, INSIDE)
     out = until(m, b'', b'armed', DEADLINE / 2)
     if b'armed' not in out:
         print('timeout: the command never said armed')
