@@ -2372,6 +2372,45 @@ static void test_override_body_h1(void)
 	}
 }
 
+/*
+ * One case of the two tests below: a POST of data (a JSON array of DATA
+ * frames' strings) with content type ctype to the h2 upstream's /sink
+ * through the proxy. want NULL: passed whole; else refused with a 403
+ * whose audit line holds want, the upstream never getting the whole
+ * request. tag and i name the case in the rows.
+ */
+static void h2_override_case(const char *tag, size_t i, const char *ctype, const char *data, const char *want)
+{
+	char json[4096], script[4200], target[64], *out = NULL, *a, *rec;
+	char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
+			"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
+	struct marks m;
+
+	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
+	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
+	snprintf(json, sizeof(json),
+		 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"headers\": [[\"content-type\", "
+		 "\"%s\"]], \"data\": %s}",
+		 ctype, data);
+	mark(&m);
+	(void)runv(&out, argv);
+	rec = test_file_since(rec_h2, m.h2);
+	a = audit_since(&m);
+	if (want == NULL) {
+		ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
+		    "%s %zu (%s; read, allowed): not passed whole: %.300s / %.300s", tag, i, ctype, test_nz(out),
+		    test_nz(rec));
+	} else {
+		ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, want),
+		    "%s %zu (%s): no 403 saying '%s': %.300s / %.400s", tag, i, ctype, want, test_nz(out), test_nz(a));
+		ROW(!test_has(rec, " end\n"), "%s %zu: the upstream got the whole request: %.400s", tag, i,
+		    test_nz(rec));
+	}
+	free(a);
+	free(rec);
+	free(out);
+}
+
 /* HTTP/2: the same, with the value split across DATA frames. */
 static void test_override_body_h2(void)
 {
@@ -2390,38 +2429,13 @@ static void test_override_body_h2(void)
 		{ "application/x-www-form-urlencoded", "[\"payment_method=pm\", \"_1&_method=po\", \"st\"]", NULL },
 		{ "application/json", "[\"{\\\"method\\\": \\\"tools/call\\\"}\"]", NULL },
 	};
-	char json[1024], script[4200], target[64], want[160], *out, *a, *rec;
-	struct marks m;
+	char want[160];
 
 	NEED_READY();
-	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
-	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
-				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
-
-		snprintf(json, sizeof(json),
-			 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"headers\": [[\"content-type\", "
-			 "\"%s\"]], \"data\": %s}",
-			 cases[i].ctype, cases[i].data);
-		mark(&m);
-		out = NULL;
-		(void)runv(&out, argv);
-		rec = test_file_since(rec_h2, m.h2);
-		a = audit_since(&m);
-		if (cases[i].method == NULL) {
-			ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
-			    "h2 case %zu (a look-alike): not passed whole: %.300s / %.300s", i, test_nz(out), test_nz(rec));
-		} else {
+		if (cases[i].method != NULL)
 			snprintf(want, sizeof(want), "names the method %s,", cases[i].method);
-			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, want),
-			    "h2 case %zu: no 403 saying '%s': %.300s / %.400s", i, want, test_nz(out), test_nz(a));
-			ROW(!test_has(rec, " end\n"), "h2 case %zu: the upstream got the whole request: %.400s", i,
-			    test_nz(rec));
-		}
-		free(a);
-		free(rec);
-		free(out);
+		h2_override_case("h2 case", i, cases[i].ctype, cases[i].data, cases[i].method != NULL ? want : NULL);
 	}
 }
 
@@ -2454,40 +2468,9 @@ static void test_override_body_h2_r38(void)
 		{ "application/json", "[\"{\\\"_method\\\": [\\\"get\\\", [\\\"post\\\"]]}\"]", NULL },
 		{ "application/x-www-form-urlencoded; charset=utf-8", "[\"_method=post\"]", NULL },
 	};
-	char json[2048], script[4200], target[64], *out, *a, *rec;
-	struct marks m;
-
 	NEED_READY();
-	snprintf(script, sizeof(script), "%s/tests/tools/pv-h2-client.py", test_srcdir());
-	snprintf(target, sizeof(target), "127.0.0.1:%u", h2port);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *argv[] = {ENV_CLEAN, (char *)test_python(), script, "--proxy", px.addr, "--target", target,
-				"--cafile", px.trust, "--timeout", "10", "req", json, NULL};
-
-		snprintf(json, sizeof(json),
-			 "{\"method\": \"POST\", \"path\": \"/sink\", \"end\": true, \"headers\": [[\"content-type\", "
-			 "\"%s\"]], \"data\": %s}",
-			 cases[i].ctype, cases[i].data);
-		mark(&m);
-		out = NULL;
-		(void)runv(&out, argv);
-		rec = test_file_since(rec_h2, m.h2);
-		a = audit_since(&m);
-		if (cases[i].want == NULL) {
-			ROW(test_has(out, "status 200") && test_has(rec, " end\n"),
-			    "h2 r38 case %zu (read, allowed): not passed whole: %.300s / %.300s", i, test_nz(out),
-			    test_nz(rec));
-		} else {
-			ROW(test_has(out, "status 403") && test_has(a, "\"status\":403") && test_has(a, cases[i].want),
-			    "h2 r38 case %zu (%s): no 403 saying '%s': %.300s / %.400s", i, cases[i].ctype, cases[i].want,
-			    test_nz(out), test_nz(a));
-			ROW(!test_has(rec, " end\n"), "h2 r38 case %zu: the upstream got the whole request: %.400s", i,
-			    test_nz(rec));
-		}
-		free(a);
-		free(rec);
-		free(out);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		h2_override_case("h2 r38 case", i, cases[i].ctype, cases[i].data, cases[i].want);
 }
 
 /*
