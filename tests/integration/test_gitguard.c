@@ -1807,6 +1807,18 @@ static void test_killed_session(void)
 }
 
 /*
+ * A shell function for the killed-session tests ($P: passavant): kill9
+ * DIR starts a session in work/DIR that plants sub/.vscode/tasks.json,
+ * kills passavant with SIGKILL once the plant is in place, and prints
+ * killed-DIR=STATUS.
+ */
+#define KILL9_SH                                                                                              \
+	"kill9() { mkdir -p \"work/$1\"; (cd \"work/$1\" && exec \"$P\" run -- sh -c 'mkdir -p sub/.vscode && "     \
+	"echo \"{}\" > sub/.vscode/tasks.json && echo started > started.txt; sleep 60') >/dev/null 2>&1 & "         \
+	"pid=$!; for i in $(seq 300); do [ -f \"work/$1/started.txt\" ] && break; sleep 0.1; done; "                \
+	"kill -9 $pid; wait $pid; echo \"killed-$1=$?\"; }; "
+
+/*
  * Review of round 37 (review37a), K1's marks and trees the user moved or
  * made anew on the host after the kill. A tree moved (work/p -> work/q)
  * was checked by no session: the next one in work/q found no mark of
@@ -1829,10 +1841,7 @@ static void test_killed_session_moved_tree(void)
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "true", NULL) == 0);
 	snprintf(script, sizeof(script),
-		 "P='%s'; kill9() { mkdir -p \"work/$1\"; (cd \"work/$1\" && exec \"$P\" run -- sh -c 'mkdir -p sub/.vscode && "
-		 "echo \"{}\" > sub/.vscode/tasks.json && echo started > started.txt; sleep 60') >/dev/null 2>&1 & "
-		 "pid=$!; for i in $(seq 300); do [ -f \"work/$1/started.txt\" ] && break; sleep 0.1; done; "
-		 "kill -9 $pid; wait $pid; echo \"killed-$1=$?\"; }; "
+		 "P='%s'; " KILL9_SH
 		 "kill9 p; mv work/p work/q; (cd work/q && \"$P\" run -- true) 2>q.err; echo q=$?; "
 		 "[ -e work/q/sub/.vscode/tasks.json ] || echo moved-checked; "
 		 "kill9 r; rm -rf work/r; mkdir -p work/r/sub/.vscode; echo '{\"user\":1}' > work/r/sub/.vscode/tasks.json; "
@@ -1878,10 +1887,7 @@ static void test_killed_session_moved_below(void)
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "true", NULL) == 0);
 	snprintf(script, sizeof(script),
-		 "P='%s'; mkdir -p work/t; (cd work/t && exec \"$P\" run -- sh -c 'mkdir -p sub/.vscode && "
-		 "echo \"{}\" > sub/.vscode/tasks.json && echo started > started.txt; sleep 60') >/dev/null 2>&1 & "
-		 "pid=$!; for i in $(seq 300); do [ -f work/t/started.txt ] && break; sleep 0.1; done; "
-		 "kill -9 $pid; wait $pid; echo \"killed-t=$?\"; "
+		 "P='%s'; " KILL9_SH "kill9 t; "
 		 "mkdir -p other/deep && mv work/t other/deep/t; (cd other && \"$P\" run -- true) 2>t.err; "
 		 "echo t=$?; [ -e other/deep/t/sub/.vscode/tasks.json ] || echo below-checked; echo T:; cat t.err",
 		 test_passavant_bin());
@@ -2697,6 +2703,20 @@ static void host_brings_row(const char *setup, const char *inside, const char *h
 }
 
 /*
+ * A case (setup, then inside, which prints SET, in the session) whose
+ * start names no settings file: what, the row's text when one is named.
+ */
+static void quiet_row(const char *setup, const char *inside, const char *what)
+{
+	struct gcase c;
+
+	CU_ASSERT_FATAL(run_case(&c, setup, NULL, NULL, inside, NULL) == 0);
+	CU_ASSERT(test_has(c.out, "SET"));
+	ROW(!test_has(c.err, "settings file"), "%s: %s", what, test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * Review of round 40 (f3's family): a session in the main work tree
  * moved a LINKED worktree's HEAD (`git update-ref --no-deref
  * worktrees/wt/HEAD C`, .git/worktrees/wt/ is the main repository's)
@@ -2766,7 +2786,6 @@ static void test_index_stages_settings(void)
 {
 	static const char *const want[] = {"an index written in the session holds 2 settings files the work tree has not",
 					   ".vscode/tasks.json", ".envrc", "git restore .", NULL};
-	struct gcase c;
 
 	SKIP_IF_NEEDED();
 	host_brings_row(NULL,
@@ -2777,10 +2796,7 @@ static void test_index_stages_settings(void)
 			"cd work && git restore . >/dev/null 2>&1; test -e .vscode/tasks.json && "
 			"test -e .envrc && echo RESTORED-BOTH; true",
 			want, "RESTORED-BOTH", "the host's git restore did not write both (test premise)");
-	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "echo x > f && git add f && echo SET", NULL) == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	ROW(!test_has(c.err, "settings file"), "an index staging no settings file was named: %s", test_nz(c.err));
-	gcase_free(&c);
+	quiet_row(NULL, "echo x > f && git add f && echo SET", "an index staging no settings file was named");
 }
 
 /*
@@ -2806,17 +2822,12 @@ static void test_index_stages_settings_elsewhere(void)
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
-				 "echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && "
-				 "GIT_INDEX_FILE=.git/worktrees/wt/index git update-index --add --cacheinfo "
-				 "100644,$b,.vscode/tasks.json && echo SET",
-				 "cd wt && git restore . >/dev/null 2>&1; "
-				 "test -e .vscode/tasks.json && echo RESTORED-TASKS; true") == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	expect_safe(&c, want_wt);
-	ROW(test_has(c.host, "RESTORED-TASKS"), "the host's git restore in wt did not write tasks.json (test premise): %s",
-	    test_nz(c.host));
-	gcase_free(&c);
+	host_brings_row("git -C work worktree add -q ../wt 2>/dev/null && echo ok",
+			"echo '{\"tasks\":[]}' > /tmp/t && b=$(git hash-object -w /tmp/t) && "
+			"GIT_INDEX_FILE=.git/worktrees/wt/index git update-index --add --cacheinfo "
+			"100644,$b,.vscode/tasks.json && echo SET",
+			"cd wt && git restore . >/dev/null 2>&1; test -e .vscode/tasks.json && echo RESTORED-TASKS; true",
+			want_wt, "RESTORED-TASKS", "the host's git restore in wt did not write tasks.json (test premise)");
 	CU_ASSERT_FATAL(run_case(&c,
 				 "cd work && mkdir a && echo 'echo old' > a/.envrc && echo 'echo old' > .envrc && "
 				 "git add -A && git commit -q -m a && echo ok",
@@ -2831,12 +2842,9 @@ static void test_index_stages_settings_elsewhere(void)
 	ROW(test_has(c.host, "b/.envrc") && test_has(c.host, "\n.envrc"),
 	    "the host's git restore did not write both (test premise): %s", test_nz(c.host));
 	gcase_free(&c);
-	CU_ASSERT_FATAL(run_case(&c, "cd work && echo 'echo old' > .envrc && git add .envrc && git commit -q -m e && echo ok",
-				 NULL, NULL, "git add -A && git status --short >/dev/null && echo SET", NULL) == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	ROW(!test_has(c.err, "settings file"), "a settings file staged as the work tree holds it was named: %s",
-	    test_nz(c.err));
-	gcase_free(&c);
+	quiet_row("cd work && echo 'echo old' > .envrc && git add .envrc && git commit -q -m e && echo ok",
+		  "git add -A && git status --short >/dev/null && echo SET",
+		  "a settings file staged as the work tree holds it was named");
 }
 
 /*
@@ -2882,15 +2890,11 @@ static void test_index_stages_settings_forged(void)
 	struct gcase c;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(run_case(&c, "cd work && echo 'echo old' > .envrc && git add .envrc && git commit -q -m e && echo ok",
-				 NULL, NULL,
-				 "e=$(printf 'echo evil\\n' | git hash-object -w --stdin) && "
-				 "git update-index --cacheinfo 100644,$e,.envrc && " FORGE_CTIME,
-				 "cd work && git restore . >/dev/null 2>&1; grep -l evil .envrc 2>/dev/null; true") == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	expect_safe(&c, want_forged);
-	ROW(test_has(c.host, ".envrc"), "the host's git restore did not write .envrc (test premise): %s", test_nz(c.host));
-	gcase_free(&c);
+	host_brings_row("cd work && echo 'echo old' > .envrc && git add .envrc && git commit -q -m e && echo ok",
+			"e=$(printf 'echo evil\\n' | git hash-object -w --stdin) && "
+			"git update-index --cacheinfo 100644,$e,.envrc && " FORGE_CTIME,
+			"cd work && git restore . >/dev/null 2>&1; grep -l evil .envrc 2>/dev/null; true", want_forged,
+			".envrc", "the host's git restore did not write .envrc (test premise)");
 	CU_ASSERT_FATAL(run_case(&c, "git -C work worktree add -q ../wt 2>/dev/null && echo ok", NULL, NULL,
 				 "t=$(echo '{}' | git hash-object -w --stdin) && "
 				 "long=$(python3 -c \"print('/'.join(['d' * 200] * 25))\") && "
@@ -2921,25 +2925,15 @@ static void test_index_stages_settings_forged(void)
 								   ".vscode/tasks.json"),
 	    "the host's git restore in wt wrote tasks.json, no line named it: %s", test_nz(c.err));
 	gcase_free(&c);
-	CU_ASSERT_FATAL(run_case(&c,
-				 "cd work && echo 'echo a' > .envrc && git add .envrc && git commit -q -m e && "
-				 "echo 'echo staged' > .envrc && git add .envrc && echo 'echo edited' > .envrc && echo ok",
-				 NULL, NULL, "echo x > f && git add f && echo SET", NULL) == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	ROW(!test_has(c.err, "settings file"), "the user's own staged .envrc (edited since) was named: %s",
-	    test_nz(c.err));
-	gcase_free(&c);
+	quiet_row("cd work && echo 'echo a' > .envrc && git add .envrc && git commit -q -m e && "
+		  "echo 'echo staged' > .envrc && git add .envrc && echo 'echo edited' > .envrc && echo ok",
+		  "echo x > f && git add f && echo SET", "the user's own staged .envrc (edited since) was named");
 	/* a sparse checkout: the settings files outside its cone are
 	 * skip-worktree entries absent by design, held so at the start */
-	CU_ASSERT_FATAL(run_case(&c,
-				 "cd work && mkdir -p a svc/.vscode && echo x > a/f && echo '{}' > svc/.vscode/settings.json && "
-				 "echo 'echo hi' > svc/.envrc && git add -A && git commit -q -m s && git sparse-checkout set a && "
-				 "test ! -e svc && echo ok",
-				 NULL, NULL, "echo y > a/g && git add a/g && echo SET", NULL) == 0);
-	CU_ASSERT(test_has(c.out, "SET"));
-	ROW(!test_has(c.err, "settings file"), "a sparse checkout's settings files outside its cone were named: %s",
-	    test_nz(c.err));
-	gcase_free(&c);
+	quiet_row("cd work && mkdir -p a svc/.vscode && echo x > a/f && echo '{}' > svc/.vscode/settings.json && "
+		  "echo 'echo hi' > svc/.envrc && git add -A && git commit -q -m s && git sparse-checkout set a && "
+		  "test ! -e svc && echo ok",
+		  "echo y > a/g && git add a/g && echo SET", "a sparse checkout's settings files outside its cone were named");
 }
 
 /*
