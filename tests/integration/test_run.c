@@ -572,6 +572,23 @@ static void test_tty_unreachable_piped(void)
 }
 
 /*
+ * Runs the terminal driver tests/tools/TOOL (python3) on passavant, the
+ * policy and how, its stdout and stderr in *out and *err: the driver's
+ * status. The drivers' own limit is 40 s (they kill the run's session
+ * and say where it stood): this one is only a backstop.
+ */
+static int tty_tool(const char *tool, const char *how, char **out, char **err)
+{
+	char script[PATH_MAX];
+	char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
+			(char *)test_passavant_bin(), p_policy, (char *)how, NULL};
+
+	snprintf(script, sizeof(script), "%s/tests/tools/%s", test_srcdir(), tool);
+	*out = *err = NULL;
+	return test_run_capture(argv, out, err, 2 * RUN_TIMEOUT_MS);
+}
+
+/*
  * The command's terminal is a pty of passavant's, relayed through the
  * escape filter (sandbox/ttyrelay.c, ttyfilter.c). tests/tools/pv-tty.py
  * holds the caller's terminal; inside, the command writes OSC 52 in its
@@ -621,24 +638,17 @@ static void test_tty_unreachable_piped(void)
 static void test_tty_relay(void)
 {
 	static const char *const modes[] = {"tty", "out", "bg", "pipe"};
-	char script[PATH_MAX], *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
 		TEST_SKIP("needs /usr/bin/python3");
 		return;
 	}
-	snprintf(script, sizeof(script), "%s/tests/tools/pv-tty.py", test_srcdir());
 	for (size_t i = 0; i < 4; i++) {
-		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
-				(char *)test_passavant_bin(), p_policy, (char *)modes[i], NULL};
 		bool tty = i == 0, bg = i == 2;
 
-		out = err = NULL;
-		/* the driver's own limit is 40 s (it kills the run's session
-		 * and says where it stood): this one is only a backstop */
-		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", modes[i],
-		    test_nz(err));
+		ROW(tty_tool("pv-tty.py", modes[i], &out, &err) == 0, "%s: driver failed: %s", modes[i], test_nz(err));
 		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", modes[i], test_nz(out));
 		ROW(test_has(out, "violations 0\n"), "%s: escapes beyond the screen's reached the terminal: %s",
 		    modes[i], test_nz(out));
@@ -720,20 +730,15 @@ static void test_tty_relay(void)
 static void test_tty_stopped(void)
 {
 	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp", "tstp2", "nojc"};
-	char script[PATH_MAX], *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
 		TEST_SKIP("needs /usr/bin/python3");
 		return;
 	}
-	snprintf(script, sizeof(script), "%s/tests/tools/pv-ttystop.py", test_srcdir());
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
-		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
-				(char *)test_passavant_bin(), p_policy, (char *)hows[i], NULL};
-
-		out = err = NULL;
-		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", hows[i],
+		ROW(tty_tool("pv-ttystop.py", hows[i], &out, &err) == 0, "%s: driver failed: %s", hows[i],
 		    test_nz(err));
 		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", hows[i], test_nz(out));
 		ROW(test_has(out, "stopped yes\n"), "%s: passavant was not stopped: %s", hows[i], test_nz(out));
@@ -783,17 +788,14 @@ static void test_tty_stopped(void)
  */
 static void test_tty_slow(void)
 {
-	char script[PATH_MAX], *out = NULL, *err = NULL;
-	char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
-			(char *)test_passavant_bin(), p_policy, "slow", NULL};
+	char *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
 		TEST_SKIP("needs /usr/bin/python3");
 		return;
 	}
-	snprintf(script, sizeof(script), "%s/tests/tools/pv-ttystop.py", test_srcdir());
-	ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "slow: driver failed: %s", test_nz(err));
+	ROW(tty_tool("pv-ttystop.py", "slow", &out, &err) == 0, "slow: driver failed: %s", test_nz(err));
 	ROW(!test_has(out, "timeout: ") && test_has(out, "answered yes\n") && test_has(out, "status 0\n"),
 	    "slow: the run did not end as it would: %s", test_nz(out));
 	ROW(test_has(out, "answers left: b''\n"),
@@ -821,20 +823,15 @@ static void test_tty_session(void)
 {
 	static const char *const hows[] = {"setsid", "setsidchild", "fresh", "freshchild", "freshreader",
 					   "freshchildreader"};
-	char script[PATH_MAX], *out = NULL, *err = NULL;
+	char *out = NULL, *err = NULL;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
 		TEST_SKIP("needs /usr/bin/python3");
 		return;
 	}
-	snprintf(script, sizeof(script), "%s/tests/tools/pv-ttysession.py", test_srcdir());
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
-		char *argv[] = {"env", "-u", "MAKEFLAGS", "PATH=" SAFE_PATH, "/usr/bin/python3", script,
-				(char *)test_passavant_bin(), p_policy, (char *)hows[i], NULL};
-
-		out = err = NULL;
-		ROW(test_run_capture(argv, &out, &err, 2 * RUN_TIMEOUT_MS) == 0, "%s: driver failed: %s", hows[i],
+		ROW(tty_tool("pv-ttysession.py", hows[i], &out, &err) == 0, "%s: driver failed: %s", hows[i],
 		    test_nz(err));
 		if (i < 2) {
 			ROW(test_has(out, "shell got: b'secret\\n'\n") && !test_has(out, "read: secret"),
@@ -1030,20 +1027,16 @@ static void test_exit_statuses(void)
 	free(err);
 }
 
-static void test_sigterm_forwarded(void)
+/*
+ * Starts `passavant run -p policy -- sh script` in the work directory
+ * with the test HOME and GH_TOKEN = real_token, and waits for the line
+ * "ready" (20 s). The process, or NULL.
+ */
+static struct test_proc *start_ready(const char *script)
 {
-	char script[PATH_MAX], home[PATH_MAX + 8], tok[64], rest[64];
-	char *argv[16];
-	struct test_proc *p;
+	char home[PATH_MAX + 8], tok[64], rest[64], *argv[16];
 	size_t n = 0;
-	int st;
 
-	SKIP_IF_NEEDED();
-	if (write_script(script, "trap 'echo got-term; exit 42' TERM\necho ready\n"
-				 "while :; do sleep 0.05; done\n") == NULL) {
-		CU_FAIL("script");
-		return;
-	}
 	snprintf(home, sizeof(home), "HOME=%s", p_home);
 	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
 	argv[n++] = "env";
@@ -1058,9 +1051,24 @@ static void test_sigterm_forwarded(void)
 	argv[n++] = p_policy;
 	argv[n++] = "--";
 	argv[n++] = "sh";
-	argv[n++] = script;
+	argv[n++] = (char *)script;
 	argv[n] = NULL;
-	p = test_proc_start(argv, "ready", rest, sizeof(rest), 20000);
+	return test_proc_start(argv, "ready", rest, sizeof(rest), 20000);
+}
+
+static void test_sigterm_forwarded(void)
+{
+	char script[PATH_MAX];
+	struct test_proc *p;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (write_script(script, "trap 'echo got-term; exit 42' TERM\necho ready\n"
+				 "while :; do sleep 0.05; done\n") == NULL) {
+		CU_FAIL("script");
+		return;
+	}
+	p = start_ready(script);
 	CU_ASSERT_FATAL(p != NULL);
 	/* env exec'd passavant: the pid is passavant's. */
 	st = test_proc_stop(p, SIGTERM, 10000);
@@ -1083,11 +1091,9 @@ static void test_sigterm_forwarded(void)
  */
 static void test_second_signal_ends(void)
 {
-	char script[PATH_MAX], home[PATH_MAX + 8], tok[64], rest[64], plant[PATH_MAX + 32];
-	char *argv[16];
+	char script[PATH_MAX], plant[PATH_MAX + 32];
 	struct test_proc *p;
 	struct stat st_plant;
-	size_t n = 0;
 	int st;
 
 	SKIP_IF_NEEDED();
@@ -1098,23 +1104,7 @@ static void test_second_signal_ends(void)
 		return;
 	}
 	snprintf(plant, sizeof(plant), "%s/sub41/.vscode/tasks.json", p_work);
-	snprintf(home, sizeof(home), "HOME=%s", p_home);
-	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
-	argv[n++] = "env";
-	argv[n++] = "-C";
-	argv[n++] = p_work;
-	argv[n++] = home;
-	argv[n++] = tok;
-	argv[n++] = "PATH=" SAFE_PATH;
-	argv[n++] = (char *)test_passavant_bin();
-	argv[n++] = "run";
-	argv[n++] = "-p";
-	argv[n++] = p_policy;
-	argv[n++] = "--";
-	argv[n++] = "sh";
-	argv[n++] = script;
-	argv[n] = NULL;
-	p = test_proc_start(argv, "ready", rest, sizeof(rest), 20000);
+	p = start_ready(script);
 	CU_ASSERT_FATAL(p != NULL);
 	CU_ASSERT(kill(test_proc_pid(p), SIGTERM) == 0);
 	usleep(1000000); /* a repeat sooner than RUN_SIGNAL_AGAIN_MS is one signal */
