@@ -215,6 +215,18 @@ static int run_fsh(const char *home, const char *path, const char *const *env,
 	return test_sbx_run(&r, out, err, RUN_TIMEOUT_MS);
 }
 
+/* A session with the environment entries env (what developers set)
+ * starts; what names them in the row. */
+static void everyday_starts(const char *const *env, const char *what)
+{
+	char *out = NULL, *err = NULL;
+	int st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
+
+	ROW(st == 0 && test_has(out, "started"), "%s: status %d, %s", what, st, err ? err : "");
+	free(out);
+	free(err);
+}
+
 #define SKIP_IF_NEEDED() TEST_SKIP_UNLESS_SANDBOX(skip, ready)
 
 static bool exists(const char *rel)
@@ -1331,11 +1343,7 @@ static void test_config_location_relative(void)
 		const char *env[] = {"HGRCPATH=", "CDPATH=.:~:/usr", "MANPATH=:/opt/man", "DATA_DIR=./data",
 				     "GOFLAGS=-mod=mod -toolexec=mytool", "PHPRC=/etc/php", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "absolute or uncovered values: status %d, %s", st,
-		    err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "absolute or uncovered values");
 	}
 	snprintf(cmd, sizeof(cmd), "%s/sub-e1", work);
 	test_rmtree(cmd);
@@ -1563,10 +1571,7 @@ static void test_module_path_relative(void)
 				     "LUA_PATH=/usr/share/lua/5.4/?.lua;;",
 				     "NODE_OPTIONS=--max-old-space-size=100 --require /usr/lib/none-p3.js", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "absolute module paths: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "absolute module paths");
 	}
 }
 
@@ -2943,10 +2948,7 @@ static void test_code_vars_r36(void)
 				     "PERL5DB=BEGIN { require \"perl5db.pl\" }",
 				     NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday values");
 	}
 	/* The same with the review's (review36b) words read past: a shell's
 	 * -c string, env's assignments, ssh's options with a "~/" key. */
@@ -2957,10 +2959,7 @@ static void test_code_vars_r36(void)
 				     "UserKnownHostsFile=/dev/null",
 				     "PROMPT_COMMAND=starship_precmd; __bp_precmd_invoke_cmd", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday values (2): status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday values (2)");
 	}
 }
 
@@ -3103,10 +3102,7 @@ static void test_code_vars_r37(void)
 				     "LDFLAGS=-L../lib -Wl,-rpath,$ORIGIN -fuse-ld=lld -Wl,-Bsymbolic-functions",
 				     "RUSTFLAGS=-C target-cpu=native -C linker=clang", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday values");
 	}
 }
 /*
@@ -3144,8 +3140,7 @@ static void test_build_flags_r37c(void)
 			    "mkdir -p tools-c static && cp cc-c tools-c/as && cp cc-c static/as && "
 			    "echo -B./tools-c > opts-c && echo 'int main(void) { return 0; }' > m-c.c && echo "
 				"planted\n";
-	char w[PATH_MAX], *out = NULL, *err = NULL;
-	int st;
+	char w[PATH_MAX];
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
@@ -3164,10 +3159,7 @@ static void test_build_flags_r37c(void)
 				     "MAKEFLAGS=-j8", "COMPILER_PATH=/usr/lib/gcc/x86_64-linux-gnu",
 				     "CCACHE_PREFIX=distcc", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday build flags: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday build flags");
 	}
 }
 
@@ -3200,8 +3192,7 @@ static void test_precmds_r37c(void)
 		{"EDITOR=/lib64/ld-linux-x86-64.so.2 ./ed-c", "EDITOR holds", "\"./ed-c\"", NULL},
 	};
 	const char *plant = "printf '#!/bin/sh\\necho PLANTED-P\\n' > ed-c && chmod +x ed-c && echo planted\n";
-	char w[PATH_MAX], *out = NULL, *err = NULL;
-	int st;
+	char w[PATH_MAX];
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
@@ -3214,10 +3205,7 @@ static void test_precmds_r37c(void)
 				     "GIT_EDITOR=vim -c 'set tw=72'", "PAGER=less -R", "SUDO_EDITOR=emacsclient -t",
 				     "MANPAGER=strace -o /dev/null less", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday values");
 	}
 }
 
@@ -3284,10 +3272,7 @@ static void test_inline_code_r37c(void)
 				     "GIT_PAGER=python3 -c 'import sys; sys.stdout.write(sys.stdin.read())'",
 				     "EDITOR=ruby -ne 'puts $_'", "VISUAL=node -pe 'process.version'", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday inline code: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday inline code");
 	}
 }
 
@@ -3469,10 +3454,7 @@ static void test_code_vars_r39(void)
 				     "EDITOR=find /usr -maxdepth 0 -exec true {} +", "VISUAL=gosu me vim",
 				     "PYTHONBREAKPOINT=ipdb.set_trace", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday values");
 	}
 }
 
@@ -3543,10 +3525,7 @@ static void test_code_vars_r38(void)
 				     "EDITOR=su - me -c vim", "VISUAL=fakeroot vim", "CFLAGS=-isysroot /opt/sdk -O2",
 				     "PAGER=perl -c -w", NULL};
 
-		st = run_fsh("home", NULL, env, NULL, "work.yaml", "echo started\n", &out, &err);
-		ROW(st == 0 && test_has(out, "started"), "everyday values: status %d, %s", st, err ? err : "");
-		free(out);
-		free(err);
+		everyday_starts(env, "everyday values");
 	}
 }
 
