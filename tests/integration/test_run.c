@@ -639,6 +639,7 @@ static void test_tty_relay(void)
 {
 	static const char *const modes[] = {"tty", "out", "bg", "pipe"};
 	char *out = NULL, *err = NULL;
+	int st;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
@@ -648,7 +649,8 @@ static void test_tty_relay(void)
 	for (size_t i = 0; i < 4; i++) {
 		bool tty = i == 0, bg = i == 2;
 
-		ROW(tty_tool("pv-tty.py", modes[i], &out, &err) == 0, "%s: driver failed: %s", modes[i], test_nz(err));
+		st = tty_tool("pv-tty.py", modes[i], &out, &err);
+		ROW(st == 0, "%s: driver failed: %s", modes[i], test_nz(err));
 		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", modes[i], test_nz(out));
 		ROW(test_has(out, "violations 0\n"), "%s: escapes beyond the screen's reached the terminal: %s",
 		    modes[i], test_nz(out));
@@ -731,6 +733,7 @@ static void test_tty_stopped(void)
 {
 	static const char *const hows[] = {"tstp", "stop", "group", "tstppid", "bgtstp", "tstp2", "nojc"};
 	char *out = NULL, *err = NULL;
+	int st;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
@@ -738,7 +741,8 @@ static void test_tty_stopped(void)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
-		ROW(tty_tool("pv-ttystop.py", hows[i], &out, &err) == 0, "%s: driver failed: %s", hows[i],
+		st = tty_tool("pv-ttystop.py", hows[i], &out, &err);
+		ROW(st == 0, "%s: driver failed: %s", hows[i],
 		    test_nz(err));
 		ROW(!test_has(out, "timeout: "), "%s: the run did not end: %s", hows[i], test_nz(out));
 		ROW(test_has(out, "stopped yes\n"), "%s: passavant was not stopped: %s", hows[i], test_nz(out));
@@ -789,13 +793,15 @@ static void test_tty_stopped(void)
 static void test_tty_slow(void)
 {
 	char *out = NULL, *err = NULL;
+	int st;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
 		TEST_SKIP("needs /usr/bin/python3");
 		return;
 	}
-	ROW(tty_tool("pv-ttystop.py", "slow", &out, &err) == 0, "slow: driver failed: %s", test_nz(err));
+	st = tty_tool("pv-ttystop.py", "slow", &out, &err);
+	ROW(st == 0, "slow: driver failed: %s", test_nz(err));
 	ROW(!test_has(out, "timeout: ") && test_has(out, "answered yes\n") && test_has(out, "status 0\n"),
 	    "slow: the run did not end as it would: %s", test_nz(out));
 	ROW(test_has(out, "answers left: b''\n"),
@@ -824,6 +830,7 @@ static void test_tty_session(void)
 	static const char *const hows[] = {"setsid", "setsidchild", "fresh", "freshchild", "freshreader",
 					   "freshchildreader"};
 	char *out = NULL, *err = NULL;
+	int st;
 
 	SKIP_IF_NEEDED();
 	if (access("/usr/bin/python3", X_OK) < 0) {
@@ -831,7 +838,8 @@ static void test_tty_session(void)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
-		ROW(tty_tool("pv-ttysession.py", hows[i], &out, &err) == 0, "%s: driver failed: %s", hows[i],
+		st = tty_tool("pv-ttysession.py", hows[i], &out, &err);
+		ROW(st == 0, "%s: driver failed: %s", hows[i],
 		    test_nz(err));
 		if (i < 2) {
 			ROW(test_has(out, "shell got: b'secret\\n'\n") && !test_has(out, "read: secret"),
