@@ -1997,21 +1997,105 @@ static int go_flags(const struct copt *c, const char *val)
 }
 
 /*
+ * Review 42f: erlexec's own splitting of a flags variable
+ * (build_args_from_string()): white space ends a word; a double or a
+ * single quote quotes (nothing is escaped inside either); a backslash
+ * outside quotes takes the next character as it is ("-p\a" is -pa).
+ * split_words() (a backslash escapes only inside double quotes) read
+ * "-p\a ./ebin" as no flag at all.
+ */
+static int erl_split(const char *val, struct words *t)
+{
+	size_t len = strlen(val);
+	char *w;
+
+	t->n = 0;
+	t->buf = malloc(len + 1);
+	t->v = malloc((len / 2 + 2) * sizeof(*t->v));
+	if (t->buf == NULL || t->v == NULL) {
+		free(t->buf);
+		free(t->v);
+		errno = ENOMEM;
+		return -1;
+	}
+	w = t->buf;
+	for (const char *s = val; *s != '\0';) {
+		while (*s != '\0' && strchr(" \t\n\v\f\r", *s) != NULL)
+			s++;
+		if (*s == '\0')
+			break;
+		t->v[t->n++] = w;
+		while (*s != '\0' && strchr(" \t\n\v\f\r", *s) == NULL) {
+			if (*s == '"' || *s == '\'') {
+				char q = *s++;
+
+				while (*s != '\0' && *s != q)
+					*w++ = *s++;
+				if (*s == q)
+					s++;
+			} else if (*s == '\\') {
+				if (*++s != '\0')
+					*w++ = *s++;
+			} else {
+				*w++ = *s++;
+			}
+		}
+		*w++ = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Review 42f: whether erlexec takes the word after the emulator flag w
+ * ("+...") as its value (erlexec.c's '+' switch): +a +A +C +e +i +n +P
+ * +Q +t +T +R +W +K +S +SP +SDcpu +SDPcpu +SDio +IOt +IOp +IOPt +IOPp
+ * +pc always, +B an 'i...' word, +c true or false. The +M, +h, +r, +s
+ * and +z families take one for some of their sub-switches only: false
+ * here, so that the word after is read as a flag's own (in a -pa list:
+ * a directory; refused when relative) rather than skipped.
+ */
+static bool erl_plus_takes(const char *w, const char *next)
+{
+	static const char *const two[] = {"+S",	 "+SP",	 "+SDcpu", "+SDPcpu", "+SDio",
+					  "+IOt", "+IOp", "+IOPt",  "+IOPp",   "+pc"};
+
+	if (next == NULL)
+		return false;
+	if (w[1] != '\0' && w[2] == '\0' && strchr("aACeinPQtTRWK", w[1]) != NULL)
+		return true;
+	for (size_t k = 0; k < ARRAY_LEN(two); k++)
+		if (strcmp(w, two[k]) == 0)
+			return true;
+	if (strcmp(w, "+B") == 0)
+		return next[0] == 'i';
+	if (strcmp(w, "+c") == 0)
+		return strcmp(next, "true") == 0 || strcmp(next, "false") == 0;
+	return false;
+}
+
+/*
  * Round 42: the BEAM's flags from the environment (ERL_AFLAGS, ERL_FLAGS,
  * ERL_ZFLAGS, elixir's ELIXIR_ERL_OPTIONS), split as erlexec splits them
- * (white space, '"' and '\'' quotes): -pa, -pz and -path add each
- * directory after them to the code path (searched); -boot FILE (FILE.boot:
- * a relative one is looked for in the working directory first, then in
- * the installation's bin/), -config FILE... (FILE.config: its settings
- * name the handlers and applications started), -args_file FILE (more
- * flags) are read at every start; -boot_var's directory stands in the
- * boot script's paths; -s, -run and -S MOD run MOD at start, loaded from
- * the code path, whose first entry is the working directory: given as
- * "./MOD.beam" (relative: `run` refuses); -eval's code as an
- * interpreter's inline code (code_literals()); -env VAR VALUE sets a
- * variable of the emulator and the programs it starts: read as that
- * variable's when it is one of envnames.h's. -extra and -- end erl's own
- * flags.
+ * (erl_split()): -pa, -pz and -path add each directory after them to
+ * the code path (searched); -boot FILE (FILE.boot: a relative one is
+ * looked for in the working directory first, then in the installation's
+ * bin/), -config FILE... (FILE.config: its settings name the handlers
+ * and applications started), -args_file FILE (more flags) are read at
+ * every start; -boot_var's directory stands in the boot script's paths;
+ * -s, -run and -S MOD run MOD at start, loaded from the code path, whose
+ * first entry is the working directory: given as "./MOD.beam" (relative:
+ * `run` refuses); -eval's code as an interpreter's inline code
+ * (code_literals(), every word up to the next flag: init joins them);
+ * -env VAR VALUE sets a variable of the emulator and the programs it
+ * starts: read as that variable's when it is one of envnames.h's.
+ * -extra ends erl's own flags (its scope is the variable's end).
+ * Review 42f: "--" does not: init reads it as the end of the words of
+ * the flag before, and reads the flags after it ("-- -pa ./x" adds
+ * ./x). erlexec takes the '+' flags (and the value of those that have
+ * one, erl_plus_takes()) out of the words it gives init, so a -pa list
+ * goes on after them ("-pa /a +S 4:4 ./b" adds ./b). -epmd PROG: the
+ * command erlexec runs (system()) to start epmd for a distributed node:
+ * its program is loaded.
  */
 static int erl_flags(const struct copt *c, const char *val)
 {
@@ -2020,13 +2104,13 @@ static int erl_flags(const struct copt *c, const char *val)
 	struct words t;
 	int r = 0;
 
-	if (split_words(val, "\"'", &t) < 0)
+	if (erl_split(val, &t) < 0)
 		return -1;
 	for (size_t i = 0; i < t.n && r == 0; i++) {
 		const char *w = t.v[i];
 		bool list = false, config = false;
 
-		if (strcmp(w, "-extra") == 0 || strcmp(w, "--") == 0)
+		if (strcmp(w, "-extra") == 0)
 			break;
 		for (size_t k = 0; k < ARRAY_LEN(dirs); k++)
 			if (strcmp(w, dirs[k]) == 0) {
@@ -2034,11 +2118,20 @@ static int erl_flags(const struct copt *c, const char *val)
 				config = k == 3;
 			}
 		if (list) {
-			/* the words up to the next flag ('-' or '+') */
-			while (r == 0 && i + 1 < t.n && t.v[i + 1][0] != '-' && t.v[i + 1][0] != '+') {
+			/* the words up to the next flag of init's ('-'); the
+			 * '+' flags erlexec takes out */
+			while (r == 0 && i + 1 < t.n && t.v[i + 1][0] != '-') {
 				i++;
+				if (t.v[i][0] == '+') {
+					if (erl_plus_takes(t.v[i], i + 1 < t.n ? t.v[i + 1] : NULL))
+						i++;
+					continue;
+				}
 				r = emit(c, t.v[i], strlen(t.v[i]), config, config ? config_ext : NULL);
 			}
+		} else if (w[0] == '+') {
+			if (erl_plus_takes(w, i + 1 < t.n ? t.v[i + 1] : NULL))
+				i++;
 		} else if ((strcmp(w, "-boot") == 0 || strcmp(w, "-args_file") == 0) && i + 1 < t.n) {
 			i++;
 			r = emit(c, t.v[i], strlen(t.v[i]), true, w[1] == 'b' ? boot_ext : NULL);
@@ -2056,8 +2149,22 @@ static int erl_flags(const struct copt *c, const char *val)
 			/* -S takes every word after it */
 			if (w[1] == 'S')
 				break;
-		} else if (strcmp(w, "-eval") == 0 && i + 1 < t.n) {
-			r = code_literals(c, t.v[++i]);
+		} else if (strcmp(w, "-eval") == 0) {
+			while (r == 0 && i + 1 < t.n && t.v[i + 1][0] != '-') {
+				i++;
+				if (t.v[i][0] != '+')
+					r = code_literals(c, t.v[i]);
+				else if (erl_plus_takes(t.v[i], i + 1 < t.n ? t.v[i + 1] : NULL))
+					i++;
+			}
+		} else if (strcmp(w, "-epmd") == 0 && i + 1 < t.n) {
+			const char *p = t.v[++i];
+			size_t pl;
+
+			p += strspn(p, " \t\n");
+			pl = strcspn(p, " \t\n");
+			if (memchr(p, '/', pl) != NULL)
+				r = emit(c, p, pl, true, NULL);
 		} else if (strcmp(w, "-env") == 0 && i + 2 < t.n) {
 			const char *var = t.v[i + 1], *v = t.v[i + 2], *as = env_code_var_as(var, strlen(var));
 

@@ -792,6 +792,35 @@ static void test_families_r42(void)
 	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == strlen(e));
 }
 
+/*
+ * Review 42f: erl_flags() as erlexec and init read the words: "--" ends
+ * a flag's words, not the flags; the '+' flags (and their values) are
+ * taken out of a -pa list, which goes on after them; a backslash outside
+ * quotes escapes ("-p\a" is -pa); -eval's code is every word up to the
+ * next flag; -epmd's program is run by erlexec.
+ */
+static void test_families_r42f(void)
+{
+	static const char *const rows[][3] = {
+		{"ERL_FLAGS", "-- -pa ./x", "S:./x"},
+		{"ERL_FLAGS", "-s mod -- -s other", "L:./mod.beam L:./other.beam"},
+		{"ERL_FLAGS", "-pa /a +S 4:4 ./b +fnu ebin", "S:/a S:./b S:ebin"},
+		{"ERL_AFLAGS", "-pz /a +MBas aobf /b", "S:/a S:aobf S:/b"},
+		{"ERL_FLAGS", "-p\\a ./ebin", "S:./ebin"},
+		{"ERL_ZFLAGS", "-\\s evil", "L:./evil.beam"},
+		{"ELIXIR_ERL_OPTIONS", "-sname n -epmd '/w/ep -d'", "L:/w/ep"},
+		{"ERL_FLAGS", "-eval ok. 'c:c(\"x.erl\")'", "L:x.erl"},
+		{"ERL_FLAGS", "-config /w/a +A 4 /w/b", "L:/w/a L:/w/a.config L:/w/b L:/w/b.config"},
+		/* what CI images and developers set */
+		{"ERL_FLAGS", "-enable-feature all", ""},
+		{"ERL_FLAGS", "+B i -pa /a +c true -pz /z", "S:/a S:/z"},
+		{"ELIXIR_ERL_OPTIONS", "+fnu +sbwt none -epmd epmd", ""},
+		{"ERL_AFLAGS", "-kernel shell_history enabled -- +pc unicode", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -823,4 +852,6 @@ TEST_REGISTRAR(policy_codevars_register)
 		    "MIX_EXS, bun's -c; Elixir's, Racket's, Haskell's, Dart's, Nix's homes, MAKEFILES; a TeX tree's "
 		    "inner \"//\", NIX_PATH's entries; what CI images set, nothing",
 		 test_families_r42);
+	test_add(s, "review 42f: erl's -- and '+' flags inside a -pa list, a backslash, -eval's words, -epmd",
+		 test_families_r42f);
 }
