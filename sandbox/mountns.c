@@ -634,6 +634,73 @@ static bool ours(const char *mp)
 	return strcmp(mp, SBX_NEWROOT "/proc") == 0 || strcmp(mp, SBX_NEWROOT "/dev/pts") == 0;
 }
 
+/* Is mp the directory dir of the view or below it? */
+static bool at_or_below(const char *mp, const char *dir)
+{
+	size_t dl = strlen(dir);
+
+	return strncmp(mp, dir, dl) == 0 && (mp[dl] == '\0' || mp[dl] == '/');
+}
+
+/* Has the per-mount option list opts (mountinfo's field 6) the option? */
+static bool has_opt(const char *opts, const char *opt)
+{
+	size_t ol = strlen(opt);
+
+	for (const char *p = opts; p != NULL; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (strncmp(p, opt, ol) == 0 && (p[ol] == ',' || p[ol] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Review of round 42 (review42b): a device node anywhere in the view but
+ * the sandbox's own /dev opens as the host's device. A read-only mount
+ * does not stop that (the kernel checks nodev for device nodes, not ro),
+ * and with root mapped to root the command is their owner: a devtmpfs
+ * the host mounted outside /dev (a chroot's or a build root's /dev: its
+ * disks read raw past every deny, kmsg written into the host's log), a
+ * second devpts (another instance's ptys), or a node mknod'ed on a disk.
+ * Every mount of the view outside /dev becomes nodev. 0, 1 when the
+ * mount is no longer reachable, -1 with err set.
+ */
+static int make_nodev(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
+{
+	struct statvfs sv;
+
+#ifdef SYS_mount_setattr
+	struct mount_attr attr;
+
+	if (!pl->no_mount_setattr) {
+		memset(&attr, 0, sizeof(attr));
+		attr.attr_set = MOUNT_ATTR_NODEV;
+		if (syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &attr, sizeof(attr)) == 0)
+			return 0;
+		if (errno == ENOENT || errno == EACCES || errno == EINVAL)
+			return 1;
+		if (errno != ENOSYS) {
+			errbuf_set_errno(err, errlen, errno, "cannot make %s a mount without devices", path);
+			return -1;
+		}
+	}
+#else
+	(void)pl;
+#endif
+	if (statvfs(path, &sv) < 0)
+		return 1;
+	if (mount(NULL, path, NULL,
+		  MS_BIND | MS_REMOUNT | MS_NODEV | kept_flags(path) | ((sv.f_flag & ST_RDONLY) != 0 ? MS_RDONLY : 0),
+		  NULL) == 0)
+		return 0;
+	if (errno == ENOENT || errno == EACCES || errno == EINVAL)
+		return 1;
+	errbuf_set_errno(err, errlen, errno, "cannot make %s a mount without devices", path);
+	return -1;
+}
+
 /*
  * sysfs's root-only files (round 42): kernfs checks only the owner's bits,
  * and the command, root mapped to root, is their owner: a PCI device's
@@ -694,8 +761,10 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 				close(dfd);
 				return 1;
 			}
-			if (hidden + whole == 0 || lseek(dfd, 0, SEEK_SET) < 0)
+			if (hidden + whole == 0)
 				break;
+			if (lseek(dfd, 0, SEEK_SET) < 0)
+				goto whole; /* cannot go over it again */
 		}
 		idx = 0;
 		while ((got = getdents64(dfd, buf, sizeof(sys_dents[0]))) > 0) {
@@ -721,16 +790,21 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 						bits[i / 8] &= (unsigned char)~(1u << (i % 8));
 					if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 						continue; /* gone */
-					if (st.st_dev != dev || depth + 1 >= SYS_WALK_DEPTH ||
-					    !sys_path_at(plen, de->d_name)) {
+					if (st.st_dev != dev || !sys_path_at(plen, de->d_name)) {
 						shown = true; /* not entered */
 						continue;
 					}
-					cfd = openat(dfd, de->d_name,
-						     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-					rc = cfd < 0 ? 0
-						     : sys_walk(pl, cfd, plen + 1 + strlen(de->d_name), dev,
-								depth + 1, err, errlen);
+					/* deeper than the walk goes: hidden whole
+					 * (review42b: it was shown unwalked) */
+					cfd = -1;
+					if (depth + 1 >= SYS_WALK_DEPTH)
+						rc = 1;
+					else if ((cfd = openat(dfd, de->d_name,
+							       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+						rc = 0;
+					else
+						rc = sys_walk(pl, cfd, plen + 1 + strlen(de->d_name), dev,
+							      depth + 1, err, errlen);
 					if (rc < 0)
 						goto fail;
 					if (rc == 1 && i < SYS_WALK_DIRS) {
@@ -761,11 +835,16 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 				sys_path[plen] = '\0';
 			}
 		}
+		if (got < 0 && pass == 0)
+			goto whole; /* not read whole: hidden whole (fail closed) */
 		if (got < 0)
 			break;
 	}
 	close(dfd);
 	return 0;
+whole:
+	close(dfd);
+	return 1;
 fail:
 	close(dfd);
 	return -1;
@@ -780,9 +859,23 @@ static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *e
 
 	if (plen >= sizeof(sys_path))
 		return 0;
-	fd = open(mp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A single file of sysfs bound elsewhere (review42b): judged alone.
+	 * O_PATH: a 0600 resourceN is not opened for real. */
+	fd = open(mp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* hidden below another mount */
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		close(fd);
+		return root_only(&st) && cover_kernel(pl, mp, err, errlen) < 0 ? -1 : 0;
+	}
+	close(fd);
+	fd = open(mp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return 0;
@@ -837,10 +930,22 @@ static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
 		if (strncmp(f[4], SBX_NEWROOT, plen) != 0 || (f[4][plen] != '/' && f[4][plen] != '\0'))
 			continue;
 		rule = fs_rule(type);
+		/* A proc other than the sandbox's own shows the host's PID
+		 * namespace (review42b): every host process's command line,
+		 * and the root-only files setup_proc() hid in ours. */
+		if (strcmp(type, "proc") == 0 && !at_or_below(f[4], SBX_NEWROOT "/proc"))
+			rule = FS_COVER;
+		/* Devices only in the sandbox's /dev (make_nodev()). */
+		if (rule != FS_COVER && !at_or_below(f[4], SBX_NEWROOT "/dev") && !has_opt(f[5], "nodev") &&
+		    mount_visible(f[4], strtoul(f[0], NULL, 10)) && make_nodev(pl, f[4], err, errlen) < 0)
+			return -1;
 		/* The root of the view is read-only already and never covered. */
 		if (rule == FS_LEAVE || f[4][plen] == '\0')
 			continue;
-		if (strcmp(type, "sysfs") == 0 && mount_visible(f[4], strtoul(f[0], NULL, 10)) &&
+		/* Only root mapped to root owns sysfs's root-only files: for
+		 * any other user they are unreadable already and the walk is
+		 * only its cost (review42b). */
+		if (strcmp(type, "sysfs") == 0 && getuid() == 0 && mount_visible(f[4], strtoul(f[0], NULL, 10)) &&
 		    hide_sys_root_only(pl, f[4], err, errlen) < 0)
 			return -1;
 		if (rule == FS_READ_ONLY && (strncmp(f[5], "ro", 2) == 0 && (f[5][2] == ',' || f[5][2] == '\0')))

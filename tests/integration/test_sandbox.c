@@ -33,6 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -2049,6 +2050,99 @@ static void test_sys_root_only(void)
 
 /* Only stdin, stdout and stderr cross into the command, even when the
  * caller has other fds open without close-on-exec. */
+/*
+ * Review of round 42 (review42b), family K through what the view still
+ * lets through: a mount made read-only keeps its device nodes usable (the
+ * kernel checks nodev for them, not ro), and a proc other than the
+ * sandbox's own shows the host's PID namespace. In a writable tree: a
+ * devtmpfs (a chroot's /dev: its null opened for writing stands for the
+ * host's disks read raw and kmsg written), a second devpts (its ptmx), a
+ * node mknod'ed on the disk, a proc (host init's command line, key-users)
+ * and one of sysfs's root-only files bound alone. None opens; a plain
+ * file there still writes.
+ */
+static void test_kernel_devices_elsewhere(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], name[64];
+	pid_t pid;
+	int st = 0;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("mounting devtmpfs, devpts, proc needs root");
+		return;
+	}
+	n_sys_ro = 0;
+	CU_ASSERT_FATAL(nftw("/sys", collect_sys_ro, 32, FTW_PHYS | FTW_MOUNT) == 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		static const struct {
+			const char *name, *type, *data, *probe, *file; /* probe "write" or "read" */
+		} cases[] = {
+			{ "kdev", "devtmpfs", NULL, "write", "null" },
+			{ "kpts", "devpts", "newinstance,ptmxmode=0666", "write", "ptmx" },
+			{ "kproc", "proc", NULL, "read", "1/cmdline" },
+			{ "kproc2", "proc", NULL, "read", "key-users" },
+		};
+		int bad = 0, rc;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(100);
+		for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+			snprintf(name, sizeof(name), "work/%s", cases[i].name);
+			at(dir, name);
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				_exit(101);
+			if (mount("none", dir, cases[i].type, 0, cases[i].data) < 0) {
+				fprintf(stderr, "%s: cannot mount: %s\n", cases[i].type, strerror(errno));
+				continue;
+			}
+			snprintf(path, sizeof(path), "%s/%s", dir, cases[i].file);
+			rc = probe_run(NULL, cases[i].probe, path, NULL);
+			if (rc == 0) {
+				fprintf(stderr, "%s at %s: %s %s worked in the sandbox\n", cases[i].type, dir,
+					cases[i].probe, path);
+				bad++;
+			}
+		}
+		/* a node made on the disk of a writable tree */
+		at(path, "work/knull");
+		(void)unlink(path);
+		if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0 && probe_run(NULL, "write", path, NULL) == 0) {
+			fprintf(stderr, "a device node on the disk: write worked in the sandbox\n");
+			bad++;
+		}
+		(void)unlink(path);
+		/* one of sysfs's root-only files bound alone */
+		if (n_sys_ro > 0) {
+			at(path, "work/ksysfile");
+			if (mkfile(path, "") == 0 && mount(sys_ro[0], path, NULL, MS_BIND, NULL) == 0) {
+				char *out = NULL;
+
+				if (probe_run(&out, "read", path, NULL) == 0) {
+					fprintf(stderr, "%s bound at %s: read in the sandbox\n", sys_ro[0], path);
+					bad++;
+				}
+				free(out);
+			}
+		}
+		/* the control: a plain file in the same tree still writes */
+		at(path, "work/kplain");
+		if (probe_run(NULL, "write", path, NULL) != 0) {
+			fprintf(stderr, "a plain file in the writable tree: not written\n");
+			bad++;
+		}
+		_exit(bad);
+	}
+	CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+	CU_ASSERT(WIFEXITED(st));
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+	for (size_t i = 0; i < n_sys_ro; i++)
+		free(sys_ro[i]);
+	n_sys_ro = 0;
+}
+
 static void test_stray_fds(void)
 {
 	int fd = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
@@ -2638,6 +2732,8 @@ TEST_REGISTRAR(register_sandbox)
 		 test_kernel_state_ro);
 	test_add(s, "round 42: /proc's root-only files and the host's keys: read empty", test_proc_root_only);
 	test_add(s, "round 42: sysfs's root-only files: read nothing", test_sys_root_only);
+	test_add(s, "review of round 42: devices, a host proc, a bound sysfs file outside /dev and /proc: closed",
+		 test_kernel_devices_elsewhere);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);
