@@ -854,7 +854,7 @@ fail:
 static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *err, size_t errlen)
 {
 	size_t plen = strlen(mp);
-	struct stat st;
+	struct stat st, slab;
 	int fd, rc;
 
 	if (plen >= sizeof(sys_path))
@@ -879,6 +879,18 @@ static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *e
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return 0;
+	}
+	/* /sys/kernel/slab (7,381 of this VM's 16,395 entries, its files
+	 * 0400 on this kernel, slab statistics being an aid to the
+	 * kernel's exploits when they are not): covered whole without a
+	 * look, which halves the walk's cost (review42b: ~70-90 ms of
+	 * system time to ~30-40). The walk then does not enter it (another
+	 * file system's device). */
+	if (join(sys_path, sizeof(sys_path), mp, "/kernel/slab") == 0 &&
+	    fstatat(fd, "kernel/slab", &slab, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(slab.st_mode) &&
+	    slab.st_dev == st.st_dev && cover_kernel(pl, sys_path, err, errlen) < 0) {
+		close(fd);
+		return -1;
 	}
 	memcpy(sys_path, mp, plen + 1);
 	rc = sys_walk(pl, fd, plen, st.st_dev, 0, err, errlen);
