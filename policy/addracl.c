@@ -59,13 +59,17 @@
  *                     credentials; its IPv4 169.254.170.23 is link-local)
  *   fd20:ce::254      GCP metadata server over IPv6
  *   fd00:42::42       Scaleway metadata over IPv6 (169.254.42.42)
+ *   fd00:c1::a9fe:a9fe  Oracle Cloud IMDS over IPv6 (instance principals'
+ *                     certificates; its SDKs fall back to it)
+ *   fd00:a9fe:a9fe::1 Akamai (Linode) metadata over IPv6 (tokens,
+ *                     user data; cloud-init's Akamai source)
  * The IPv6 ones sit in fc00::/7, which is not always denied (private
  * ranges stay reachable, see the top): each credential service a cloud
  * serves at a fixed IPv6 address must be listed here, as its IPv4 twin
  * (link-local, or listed above) is refused (round 42 of the attack: the
  * Pod Identity and Scaleway addresses were reachable through any allowed
- * name resolving there, or as a literal under allowedDomains "*"). AWS's
- * other fixed services (fd00:ec2::253 DNS, ::123 NTP) serve no
+ * name resolving there, or as a literal under allowedDomains "*"; its
+ * review: Oracle's and Akamai's likewise). AWS's other fixed services (fd00:ec2::253 DNS, ::123 NTP) serve no
  * credentials and stay reachable.
  */
 static const uint8_t metadata_v4[][4] = {
@@ -80,6 +84,8 @@ static const uint8_t metadata_v6[][16] = {
 	{ 0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x23 },
 	{ 0xfd, 0x20, 0x00, 0xce, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54 },
 	{ 0xfd, 0x00, 0x00, 0x42, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x42 },
+	{ 0xfd, 0x00, 0x00, 0xc1, 0, 0, 0, 0, 0, 0, 0, 0, 0xa9, 0xfe, 0xa9, 0xfe },
+	{ 0xfd, 0x00, 0xa9, 0xfe, 0xa9, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x01 },
 };
 
 /* Static refusal reasons, one per class (index = enum value). */
@@ -331,20 +337,73 @@ static const struct policy_hostent *literal_match(const struct policy_hostlist *
 
 /*
  * Whether an IPv6 network address embeds an IPv4 one in its last 32 bits
- * (mapped, SIIT, compatible, NAT64, ISATAP: embedded_v4()'s forms but
- * 6to4's, and Teredo's, whose client is inverted there).
+ * (mapped, SIIT, compatible, NAT64, and an ISATAP interface ID under any
+ * prefix, a 6to4 one too; not 6to4's or Teredo's own places, which
+ * cidr_v4_ranges() reads).
  */
 static bool embeds_v4_tail(const uint8_t a[16])
 {
 	uint8_t v4[V4_VIEWS_MAX][4];
-	size_t n = embedded_v4(a, v4), i;
+	size_t n;
 
+	if ((a[8] & 0xfc) == 0 && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe)
+		return true;
 	if (a[0] == 0x20 && (a[1] == 0x02 || (a[1] == 0x01 && a[2] == 0 && a[3] == 0)))
 		return false;
-	for (i = 0; i < n; i++)
-		if (memcmp(v4[i], a + 12, 4) == 0)
-			return true;
-	return false;
+	n = embedded_v4(a, v4);
+	return n == 1 && memcmp(v4[0], a + 12, 4) == 0;
+}
+
+/* The most IPv4 ranges one IPv6 CIDR is (Teredo: server and client). */
+#define V4_RANGES_MAX 3
+
+/* Adds the IPv4 range ADDR/PREFIX (PREFIX capped at 32) to r[*n]. */
+static void v4_range(struct policy_cidr *r, size_t *n, const uint8_t addr[4], unsigned prefix, bool invert)
+{
+	size_t i;
+
+	memset(&r[*n], 0, sizeof(r[*n]));
+	r[*n].family = AF_INET;
+	r[*n].prefix = prefix > 32 ? 32 : prefix;
+	for (i = 0; i < 4; i++)
+		r[*n].addr[i] = invert ? (uint8_t)~addr[i] : addr[i];
+	(*n)++;
+}
+
+/*
+ * The IPv4 ranges an IPv6 CIDR is, written in an embedded form (deny
+ * broadly, as for a denied IPv6 literal embedding IPv4): fills r[0..n-1]
+ * and returns n, 0 for none.
+ *   a prefix over the last 32 bits of a tail form (embeds_v4_tail()):
+ *     ::ffff:10.0.0.0/104, 64:ff9b::a00:0/104 -> 10.0.0.0/8;
+ *   6to4 over bits 16-47: 2002:a00::/24 -> 10.0.0.0/8 (/48 or longer: the
+ *     one IPv4 address);
+ *   Teredo: the server over bits 32-63, 2001:0:a00::/40 -> 10.0.0.0/8;
+ *     the client, inverted in the last 32 bits, from /97.
+ * The whole of a form (64:ff9b::/96, ::ffff:0:0:0/96, 2002::/16,
+ * 2001::/32: each IPv4 address through a translator or a relay) is no
+ * IPv4 range: lists of special-purpose ranges carry these prefixes, and
+ * read as 0.0.0.0/0 they refused every IPv4 address (review of round 42).
+ * Such a CIDR refuses the IPv6 addresses of that form, as any IPv6 CIDR;
+ * the mapped form ::ffff:0:0/96 is IPv4 itself (cidr_covers()).
+ */
+static size_t cidr_v4_ranges(const struct policy_cidr *c, struct policy_cidr r[V4_RANGES_MAX])
+{
+	const uint8_t *a = c->addr;
+	size_t n = 0;
+
+	if (c->family != AF_INET6 || c->prefix > 128)
+		return 0;
+	if (c->prefix > 96 && embeds_v4_tail(a))
+		v4_range(r, &n, a + 12, c->prefix - 96, false);
+	if (a[0] == 0x20 && a[1] == 0x02 && c->prefix > 16)
+		v4_range(r, &n, a + 2, c->prefix - 16, false);
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0 && c->prefix > 32) {
+		v4_range(r, &n, a + 4, c->prefix - 32, false);
+		if (c->prefix > 96)
+			v4_range(r, &n, a + 12, c->prefix - 96, true);
+	}
+	return n;
 }
 
 /*
@@ -353,24 +412,22 @@ static bool embeds_v4_tail(const uint8_t a[16])
  * compatible, NAT64, 6to4, both parts of Teredo: see the top of the file);
  * an IPv6 CIDR also covers an IPv4 address in its mapped form
  * ::ffff:a.b.c.d. An IPv6 CIDR that is an IPv4 range written in an
- * embedded form (::ffff:10.0.0.0/104, 64:ff9b::a00:0/104: a prefix of 96
- * bits or more over an embedding) is also that IPv4 range, in every form,
- * as a denied IPv6 literal embedding IPv4 is (round 42: such a CIDR
+ * embedded form (cidr_v4_ranges(): ::ffff:10.0.0.0/104,
+ * 64:ff9b::a00:0/104, 2002:a00::/24) is also that IPv4 range, in every
+ * form, as a denied IPv6 literal embedding IPv4 is (round 42: such a CIDR
  * refused 10.1.2.3 and its mapped form only, not 64:ff9b::a01:203 or
  * 2002:a01:203::).
  */
 static bool cidr_covers(const struct policy_cidr *c, int family, const uint8_t addr[16])
 {
 	uint8_t v4[V4_VIEWS_MAX][4], mapped[16] = { [10] = 0xff, [11] = 0xff };
+	struct policy_cidr r[V4_RANGES_MAX];
 	size_t n, i;
 
-	if (c->family == AF_INET6 && c->prefix >= 96 && c->prefix <= 128 && embeds_v4_tail(c->addr)) {
-		struct policy_cidr v4c = { .family = AF_INET, .prefix = c->prefix - 96 };
-
-		memcpy(v4c.addr, c->addr + 12, 4);
-		if (cidr_covers(&v4c, family, addr))
+	n = cidr_v4_ranges(c, r);
+	for (i = 0; i < n; i++)
+		if (cidr_covers(&r[i], family, addr))
 			return true;
-	}
 
 	if (c->family == AF_INET) {
 		if (c->prefix > 32)

@@ -597,14 +597,16 @@ static pid_t start_any_server(uint16_t *port)
  * Round 42: a second network namespace (a child unsharing it) that takes
  * v1, the peer of v0, with the fixed IPv6 addresses at which clouds serve
  * credentials (AWS EKS Pod Identity fd00:ec2::23, Scaleway's metadata
- * fd00:42::42) and a service on [::]:PORT there: reachable from the
- * proxy's namespace through v0 (fd00:ec2::1/64, fd00:42::1/64), and none
+ * fd00:42::42; its review: Oracle's IMDS fd00:c1::a9fe:a9fe, Akamai's
+ * fd00:a9fe:a9fe::1) and a service on [::]:PORT there: reachable from the
+ * proxy's namespace through v0 (fd00:ec2::1/64, fd00:42::1/64, ...), and none
  * of its own addresses, as on a node where such an agent runs. Returns
  * the child's pid (to kill) and the port, or -1.
  */
 static pid_t start_peer(uint16_t *port)
 {
-	static const char *const addrs[] = { "fd00:ec2::23/64", "fd00:42::42/64" };
+	static const char *const addrs[] = { "fd00:ec2::23/64", "fd00:42::42/64", "fd00:c1::a9fe:a9fe/64",
+					     "fd00:a9fe:a9fe::1/64" };
 	struct sockaddr_in6 sin6;
 	socklen_t len = sizeof(sin6);
 	int up[2], down[2], fd, off = 0;
@@ -711,7 +713,9 @@ static int local_child(int out)
 	    run_ip("-6", "addr", "add", "fd42:213::9/64", "dev", "v0", "nodad", NULL) < 0 ||
 	    run_ip("route", "add", "local", "10.215.0.0/24", "dev", "lo", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd00:ec2::1/64", "dev", "v0", "nodad", NULL) < 0 ||
-	    run_ip("-6", "addr", "add", "fd00:42::1/64", "dev", "v0", "nodad", NULL) < 0)
+	    run_ip("-6", "addr", "add", "fd00:42::1/64", "dev", "v0", "nodad", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd00:c1::1/64", "dev", "v0", "nodad", NULL) < 0 ||
+	    run_ip("-6", "addr", "add", "fd00:a9fe:a9fe::2/64", "dev", "v0", "nodad", NULL) < 0)
 		return 14;
 	peer = start_peer(&mport);
 	if (peer < 0)
@@ -723,7 +727,8 @@ static int local_child(int out)
 	snprintf(policy, sizeof(policy), "%s/policy.yaml", ldir);
 	snprintf(buf, sizeof(buf),
 		 "network:\n  allowedDomains: [\"*\", \"10.213.0.9\", \"[fd42:213::9]\"]\n"
-		 "  deniedResolvedAddresses: [\"::ffff:10.217.0.0/120\"]\n");
+		 "  deniedResolvedAddresses: [\"::ffff:10.217.0.0/120\", \"2002:ada::/32\", "
+		 "\"64:ff9b::/96\", \"2002::/16\"]\n");
 	if (test_write_file(policy, buf, strlen(buf)) < 0)
 		goto out;
 	snprintf(session, sizeof(session), "%s/session", ldir);
@@ -762,6 +767,11 @@ static int local_child(int out)
 	probe_req(out, paddr, "eks6-connect", MAUTH("[fd00:ec2::23]:%u"), true);
 	probe_req(out, paddr, "eks6-name", MAUTH("pod-identity.test:%u"), false);
 	probe_req(out, paddr, "scw6", MAUTH("[fd00:42::42]:%u"), false);
+	/* Its review: Oracle's and Akamai's too. */
+	direct_req(out, "direct-oci6", MAUTH("[fd00:c1::a9fe:a9fe]:%u"));
+	direct_req(out, "direct-akamai6", MAUTH("[fd00:a9fe:a9fe::1]:%u"));
+	probe_req(out, paddr, "oci6", MAUTH("[fd00:c1::a9fe:a9fe]:%u"), false);
+	probe_req(out, paddr, "akamai6", MAUTH("[fd00:a9fe:a9fe::1]:%u"), false);
 #undef MAUTH
 	/* Round 42: an IPv4 range written as an IPv6 CIDR in the mapped form
 	 * is that range in every embedded form (no route here: 502 when not
@@ -769,6 +779,15 @@ static int local_child(int out)
 	probe_req(out, paddr, "cidr-v4", AUTH("10.217.0.5:%u"), false);
 	probe_req(out, paddr, "cidr-nat64", AUTH("[64:ff9b::10.217.0.5]:%u"), false);
 	probe_req(out, paddr, "cidr-6to4", AUTH("[2002:ad9:5::1]:%u"), false);
+	/* Its review: 2002:ada::/32 is 10.218.0.0/16 in the 6to4 form, that
+	 * range in every form; 64:ff9b::/96 and 2002::/16, the whole of a
+	 * form (as lists of special-purpose ranges carry them), refuse that
+	 * form only, not every IPv4 address (no route: 502). */
+	probe_req(out, paddr, "cidr6to4-v4", AUTH("10.218.0.5:%u"), false);
+	probe_req(out, paddr, "cidr6to4-nat64", AUTH("[64:ff9b:1::10.218.0.5]:%u"), false);
+	probe_req(out, paddr, "whole-nat64", AUTH("[64:ff9b::10.219.0.5]:%u"), false);
+	probe_req(out, paddr, "whole-6to4", AUTH("[2002:adb:5::1]:%u"), false);
+	probe_req(out, paddr, "whole-v4", AUTH("10.219.0.5:%u"), false);
 	/* New addresses while the proxy runs. */
 	if (run_ip("addr", "add", "10.214.0.2/32", "dev", "v0", NULL) < 0 ||
 	    run_ip("-6", "addr", "add", "fd43::2/128", "dev", "v0", "nodad", NULL) < 0 ||
@@ -821,8 +840,9 @@ static void test_own_addresses(void)
 		"v4", "v6", "v4-connect", "v6-connect", "v4-mapped", "name4", "name6",
 		"later4", "later6", "later4-connect", "later-name4", "anyip", "later-anyip",
 	};
-	static const char *const cidr[] = { "cidr-v4", "cidr-nat64", "cidr-6to4" };
-	static const char *const meta[] = { "eks6", "eks6-connect", "eks6-name", "scw6" };
+	static const char *const cidr[] = { "cidr-v4",	   "cidr-nat64",	"cidr-6to4",  "cidr6to4-v4",
+					    "cidr6to4-nat64", "whole-nat64", "whole-6to4" };
+	static const char *const meta[] = { "eks6", "eks6-connect", "eks6-name", "scw6", "oci6", "akamai6" };
 	static const char *const directs[] = {
 		"direct-v4", "direct-v6", "direct-later4", "direct-later6", "direct-anyip",
 		"direct-later-anyip",
@@ -878,8 +898,11 @@ static void test_own_addresses(void)
 	ROW(line_is(out, "removed4", "502"), "a removed address is still treated as local: %s",
 	    out);
 	/* Round 42: reachable without the proxy, refused through it. */
-	ROW(line_is(out, "direct-eks6", "ok") && line_is(out, "direct-scw6", "ok"),
+	ROW(line_is(out, "direct-eks6", "ok") && line_is(out, "direct-scw6", "ok") &&
+		    line_is(out, "direct-oci6", "ok") && line_is(out, "direct-akamai6", "ok"),
 	    "the peer namespace's credential services do not answer: %s", out);
+	ROW(line_is(out, "whole-v4", "502"),
+	    "an IPv4 address refused by 64:ff9b::/96 or 2002::/16 (the whole of a form): %s", out);
 	for (i = 0; i < ARRAY_LEN(cidr); i++)
 		ROW(line_is(out, cidr[i], "403,xpe,cidr"),
 		    "%s: not refused by the IPv6 CIDR that is an IPv4 range: %s", cidr[i], out);

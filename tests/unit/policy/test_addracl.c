@@ -123,6 +123,10 @@ static const struct class_case class_cases[] = {
 	{ "fd20:ce::254", META },
 	{ "fd00:42::42", META },	/* Scaleway (round 42) */
 	{ "fd00:42::43", PUB },
+	{ "fd00:c1::a9fe:a9fe", META },	/* Oracle IMDS (review of round 42) */
+	{ "fd00:c1::a9fe:a9ff", PUB },
+	{ "fd00:a9fe:a9fe::1", META },	/* Akamai (review of round 42) */
+	{ "fd00:a9fe:a9fe::2", PUB },
 	{ "fc00::1", PUB },
 	{ "2001:db8::1", PUB },
 	{ "2606:4700:4700::1111", PUB },
@@ -480,6 +484,10 @@ static const struct guard_case guard_cases[] = {
 	{ "2001:db8::5efe:192.0.2.245", 443, false, R("::ffff:192.0.2.240/124") },
 	{ "64:ff9b::192.0.2.239", 443, true, NULL },
 	{ "2002:c000:2ef::1", 443, true, NULL },
+	/* a public IPv6 address whose last 32 bits read like 10.0.0.1 is no
+	 * embedded form: 10.0.0.0/8 leaves it */
+	{ "2001:db8::a00:1", 443, true, NULL },
+	{ "2606:4700::a00:1", 443, true, NULL },
 };
 
 static void run_guard(const char *name, const struct guard_case *cases, size_t n)
@@ -518,6 +526,95 @@ static const struct guard_case v6all_cases[] = {
 	{ "8.8.8.8", 443, false, R("::/0") },
 	{ "fe80::1", 443, false, C_LL },
 };
+
+/*
+ * An IPv6 CIDR that is an IPv4 range in an embedded form whose IPv4 part
+ * is not its last 32 bits (6to4, Teredo's server and inverted client),
+ * and the whole of a form, which is no IPv4 range (review of round 42).
+ */
+struct form_cidr {
+	const char *cidr;
+	const struct guard_case *cases;
+	size_t n;
+};
+static const struct guard_case sixtofour_cases[] = {
+	/* 2002:a00::/24 is 10.0.0.0/8 */
+	{ "10.1.2.3", 443, false, R("2002:a00::/24") },
+	{ "::ffff:10.1.2.3", 443, false, R("2002:a00::/24") },
+	{ "64:ff9b::a01:203", 443, false, R("2002:a00::/24") },
+	{ "2002:a01:203::1", 443, false, R("2002:a00::/24") },
+	{ "11.1.2.3", 443, true, NULL },
+	{ "2002:b01:203::1", 443, true, NULL },
+};
+static const struct guard_case sixtofour48_cases[] = {
+	/* /48 and longer: the one address 192.0.2.1 */
+	{ "192.0.2.1", 443, false, R("2002:c000:201:7::/64") },
+	{ "64:ff9b::c000:201", 443, false, R("2002:c000:201:7::/64") },
+	{ "192.0.2.2", 443, true, NULL },
+};
+static const struct guard_case teredo_server_cases[] = {
+	/* 2001:0:a00::/40 is the server 10.0.0.0/8 */
+	{ "10.9.9.9", 443, false, R("2001:0:a00::/40") },
+	{ "64:ff9b::a09:909", 443, false, R("2001:0:a00::/40") },
+	{ "11.9.9.9", 443, true, NULL },
+};
+static const struct guard_case teredo_client_cases[] = {
+	/* the client, inverted: f5ff:ff00/120 is 10.0.0.0/24 (and the
+	 * server 65.54.227.120 itself) */
+	{ "10.0.0.77", 443, false, R("2001:0:4136:e378:8000:63bf:f5ff:ff00/120") },
+	{ "::ffff:10.0.0.78", 443, false, R("2001:0:4136:e378:8000:63bf:f5ff:ff00/120") },
+	{ "65.54.227.120", 443, false, R("2001:0:4136:e378:8000:63bf:f5ff:ff00/120") },
+	{ "10.0.1.77", 443, true, NULL },
+};
+static const struct guard_case isatap6to4_cases[] = {
+	/* an ISATAP interface ID under a 6to4 prefix: its tail too */
+	{ "172.20.0.9", 443, false, R("2002:c000:201:1:200:5efe:ac14:0/112") },
+	{ "172.21.0.9", 443, true, NULL },
+};
+static const struct guard_case nat64_whole_cases[] = {
+	/* the whole of a form is no IPv4 range: the form only */
+	{ "8.8.8.8", 443, true, NULL },
+	{ "10.1.2.3", 443, true, NULL },
+	{ "2002:808:808::1", 443, true, NULL },
+	{ "64:ff9b::808:808", 443, false, R("64:ff9b::/96") },
+};
+static const struct guard_case siit_whole_cases[] = {
+	{ "8.8.8.8", 443, true, NULL },
+	{ "::ffff:0:808:808", 443, false, R("::ffff:0:0:0/96") },
+};
+static const struct guard_case sixtofour_whole_cases[] = {
+	{ "8.8.8.8", 443, true, NULL },
+	{ "64:ff9b::808:808", 443, true, NULL },
+	{ "2002:808:808::1", 443, false, R("2002::/16") },
+};
+static const struct guard_case teredo_whole_cases[] = {
+	{ "8.8.8.8", 443, true, NULL },
+	{ "2001:0:808:808::f7f7:f7f7", 443, false, R("2001::/32") },
+};
+
+static void test_guard_form_cidrs(void)
+{
+#define FC(c, t) { c, t, ARRAY_LEN(t) }
+	static const struct form_cidr forms[] = {
+		FC("2002:a00::/24", sixtofour_cases),
+		FC("2002:c000:201:7::/64", sixtofour48_cases),
+		FC("2001:0:a00::/40", teredo_server_cases),
+		FC("2001:0:4136:e378:8000:63bf:f5ff:ff00/120", teredo_client_cases),
+		FC("2002:c000:201:1:200:5efe:ac14:0/112", isatap6to4_cases),
+		FC("64:ff9b::/96", nat64_whole_cases),
+		FC("::ffff:0:0:0/96", siit_whole_cases),
+		FC("2002::/16", sixtofour_whole_cases),
+		FC("2001::/32", teredo_whole_cases),
+	};
+#undef FC
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(forms); i++) {
+		fx_reset();
+		fx_cidr(forms[i].cidr);
+		run_guard(forms[i].cidr, forms[i].cases, forms[i].n);
+	}
+}
 
 static void test_guard_prefix0(void)
 {
@@ -777,6 +874,7 @@ TEST_REGISTRAR(policy_addr_register)
 	test_add(s, "class names", test_class_names);
 	test_add(s, "guard table: exception, denied literals, classes, CIDRs", test_guard_main);
 	test_add(s, "guard: prefix 0", test_guard_prefix0);
+	test_add(s, "guard: an IPv6 CIDR in the 6to4 or Teredo form; the whole of a form", test_guard_form_cidrs);
 	test_add(s, "guard: every embedded form (Teredo: both parts) vs literal, CIDR, local",
 		 test_guard_embedded);
 	test_add(s, "guard: empty policy, other families, missing rules", test_guard_misc);
