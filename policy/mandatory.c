@@ -1014,10 +1014,34 @@ const struct policy_mandatory *policy_mandatory_get(size_t i)
 	return i < ARRAY_LEN(mandatory) ? &mandatory[i] : NULL;
 }
 
+/*
+ * The write rows a tool finds elsewhere by a variable of its own (review
+ * of round 42): npx's install tree is the _npx of npm's cache, wherever
+ * npm_config_cache puts it (an XDG layout's ~/.cache/npm, a project's
+ * directory, as the docs suggest for a new package), pnpm dlx's the dlx
+ * of pnpm's cache-dir. npm and pnpm read such a variable in either case.
+ */
+static const struct {
+	const char *path;
+	const char *env;
+} write_env[] = {
+	{".npm/_npx", "$npm_config_cache/_npx $NPM_CONFIG_CACHE/_npx"},
+	{".cache/pnpm/dlx", "$npm_config_cache_dir/dlx $NPM_CONFIG_CACHE_DIR/dlx $pnpm_config_cache_dir/dlx "
+			    "$PNPM_CONFIG_CACHE_DIR/dlx"},
+};
+
 /* Contract in policy.h. */
 const char *policy_mandatory_env(size_t i)
 {
-	return i < ARRAY_LEN(stores) ? stores[i].env : NULL;
+	const struct policy_mandatory *m;
+
+	if (i < ARRAY_LEN(stores))
+		return stores[i].env;
+	m = policy_mandatory_get(i);
+	for (size_t k = 0; m != NULL && k < ARRAY_LEN(write_env); k++)
+		if ((m->where & POLICY_MAND_HOME) && strcmp(m->path, write_env[k].path) == 0)
+			return write_env[k].env;
+	return NULL;
 }
 
 /* XDG base directories and the default each stands for under HOME. */

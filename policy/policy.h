@@ -531,12 +531,13 @@ size_t policy_mandatory_count(void);
 const struct policy_mandatory *policy_mandatory_get(size_t i);
 
 /*
- * The variables through which the tool of credential store row i finds
- * the store elsewhere, as a static string of space-separated items:
- * "$NAME" (the variable names the store), "$NAME/sub" (the store is sub
- * under the directory it names) or "$NAME:" (a colon-separated list of
- * stores); NULL when none or i is not a store row. policy_bind() denies
- * the store at each place the host's environment names.
+ * The variables through which the tool of home row i (a credential store,
+ * or a write row such as npx's install tree) finds it elsewhere, as a
+ * static string of space-separated items: "$NAME" (the variable names the
+ * place), "$NAME/sub" (the place is sub under the directory it names) or
+ * "$NAME:" (a colon-separated list of places); NULL when none.
+ * policy_bind() denies the row at each place the host's environment
+ * names.
  */
 const char *policy_mandatory_env(size_t i);
 

@@ -5007,6 +5007,45 @@ static void test_runner_install_trees(void)
 }
 
 /*
+ * Review of round 42: the same trees where the tools' own variables move
+ * their caches: npm_config_cache (an XDG layout's ~/.cache/npm, or a
+ * directory of the project, as the docs suggest for a new npx package)
+ * puts npx's tree at $npm_config_cache/_npx, pnpm's cache-dir its dlx.
+ * The home rows named only ~/.npm/_npx and ~/.cache/pnpm/dlx: with
+ * ~/.cache writable, both moved trees were writable.
+ */
+static void test_runner_trees_moved(void)
+{
+	char h[PATH_MAX], e1[PATH_MAX + 32], e2[PATH_MAX + 32], *out = NULL, *err = NULL;
+	const char *env[3];
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home42m/.cache/npm/_npx/0a1b/node_modules/tool") == 0 &&
+			mkdirs("home42m/.cache/pn/dlx/0c1d") == 0 &&
+			write_policy("home42m.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\", "
+				     "\"%1$s/home42m/.cache\"]\n") == 0);
+	snprintf(e1, sizeof(e1), "npm_config_cache=%s", at(h, "home42m/.cache/npm"));
+	snprintf(e2, sizeof(e2), "PNPM_CONFIG_CACHE_DIR=%s", at(h, "home42m/.cache/pn"));
+	env[0] = e1;
+	env[1] = e2;
+	env[2] = NULL;
+	st = run_fsh("home42m", NULL, env, NULL, "home42m.yaml",
+		     "mkdir -p \"$npm_config_cache/_npx/9f9f\" 2>/dev/null; echo w1=$?\n"
+		     "mkdir -p \"$PNPM_CONFIG_CACHE_DIR/dlx/9e9e\" 2>/dev/null; echo w2=$?\n"
+		     "echo c > \"$npm_config_cache/entry\"; echo c1=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "c1=0\n"), "the writable caches: status %d, %s %s", st, test_nz(out),
+	    test_nz(err));
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0\n") && !exists("home42m/.cache/npm/_npx/9f9f"),
+	    "npx's tree under $npm_config_cache was writable: %s", test_nz(out));
+	ROW(test_has(out, "w2=") && !test_has(out, "w2=0\n") && !exists("home42m/.cache/pn/dlx/9e9e"),
+	    "pnpm dlx's tree under pnpm's cache-dir was writable: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
  * allowWrite naming a file (round 31's helper found it): the workspace
  * rows were joined to it as to a directory, and each one's nearest
  * existing part, the file itself, was covered read-only (118 mounts);
@@ -5249,4 +5288,6 @@ TEST_REGISTRAR(register_fsharden)
 		 test_home_placeholder_left_status);
 	test_add(s, "round 42: npx's and pnpm dlx's install trees read-only in a writable cache",
 		 test_runner_install_trees);
+	test_add(s, "round 42 review: npx's and pnpm dlx's trees where npm_config_cache and pnpm's cache-dir move them: read-only",
+		 test_runner_trees_moved);
 }
