@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -715,6 +716,87 @@ static void test_user_logs_cores(void)
 		}
 		free(made[i]);
 	}
+	free(out);
+	free(err);
+}
+
+/*
+ * Review of round 42, F1's family by another way: a group the user is in
+ * grants what the sandbox should not have. The sandbox's /dev binds no
+ * disk, input, tty or video node, but the host's tree is bound whole and
+ * a device node on any of its file systems (a chroot's or a build root's
+ * /dev, a devtmpfs bound for a container) opened as on the host: as uid
+ * 65534 with group disk a root:disk 0640 node read the device (here
+ * /dev/random's numbers, as the test's stand-in for a disk), a root-run
+ * command any node. Controls: each read outside, and the sandbox's own
+ * /dev (urandom, a new pty) still working.
+ */
+static void test_device_nodes(void)
+{
+	char dir[] = "/var/tmp/pv-cst-dev.XXXXXX", node[64], wnode[64], h[PATH_MAX], bin[PATH_MAX];
+	char cmd[8 * PATH_MAX], *out = NULL, *err = NULL;
+	static const char probe[] =
+		"printf 'grp:%%s\\n' \"$(head -c 16 %1$s 2>/dev/null | wc -c)\"; "
+		"(echo x > %2$s) 2>/dev/null; echo wr=$?; "
+		"printf 'own:%%s\\n' \"$(head -c 16 /dev/urandom | wc -c)\"; "
+		"python3 -c 'import os,pty; m,s=pty.openpty(); print(\"pty\", os.ttyname(s)[:9])'";
+	char inner[1024], script[1200];
+	unsigned gid = 6;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("device nodes outside /dev: needs root and setpriv");
+		return;
+	}
+	{
+		struct group *gr = getgrnam("disk");
+
+		if (gr != NULL)
+			gid = (unsigned)gr->gr_gid;
+	}
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL && chmod(dir, 0755) == 0);
+	snprintf(node, sizeof(node), "%s/disk", dir);
+	snprintf(wnode, sizeof(wnode), "%s/null", dir);
+	CU_ASSERT_FATAL(mknod(node, S_IFCHR | 0640, makedev(1, 8)) == 0 && chown(node, 0, gid) == 0 &&
+			chmod(node, 0640) == 0);
+	CU_ASSERT_FATAL(mknod(wnode, S_IFCHR | 0666, makedev(1, 3)) == 0 && chmod(wnode, 0666) == 0);
+	snprintf(inner, sizeof(inner), probe, node, wnode);
+	/* as uid 65534 with group disk */
+	CU_ASSERT_FATAL(mkdirs(at(h, "u42d/proj")) == 0);
+	(void)at(h, "u42d");
+	(void)at(bin, "u42d/pv");
+	snprintf(cmd, sizeof(cmd),
+		 "cp '%2$s' '%3$s' && chown -R 65534:65534 '%1$s' || exit 9; cd '%1$s/proj' || exit 9; "
+		 "printf 'outside %%s\\n' \"$(setpriv --reuid=65534 --regid=65534 --groups=%4$u head -c 16 '%5$s' | wc -c)\"; "
+		 "env -i HOME='%1$s' PATH=/usr/bin:/bin TMPDIR=/tmp setpriv --reuid=65534 --regid=65534 "
+		 "--groups=%4$u '%3$s' run -q -- sh -c \"$0\"; echo status=$?",
+		 h, test_passavant_bin(), bin, gid, node);
+	{
+		char *argv2[] = {"sh", "-c", cmd, inner, NULL};
+
+		rc = test_run_capture(argv2, &out, &err, RUN_TIMEOUT_MS);
+	}
+	ROW(rc == 0 && test_has(out, "outside 16\n"), "the control: uid 65534 with group disk could not read %s outside: %d, %s %s",
+	    node, rc, test_nz(out), test_nz(err));
+	ROW(test_has(out, "status=0\n") && test_has(out, "own:16\n") && test_has(out, "pty /dev/pts/"),
+	    "the sandbox's own /dev (urandom, a pty) as uid 65534: %s %s", test_nz(out), test_nz(err));
+	ROW(test_has(out, "grp:0\n"), "a root:disk device node outside /dev was read through group disk: %s",
+	    test_nz(out));
+	ROW(test_has(out, "wr=") && !test_has(out, "wr=0\n"),
+	    "a 0666 device node outside /dev was opened for writing as uid 65534: %s", test_nz(out));
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* root-run: any node */
+	snprintf(script, sizeof(script), "%s\necho done\n", inner);
+	rc = run_cst(NULL, script, &out, &err);
+	ROW(rc == 0 && test_has(out, "done") && test_has(out, "own:16\n") && test_has(out, "pty /dev/pts/"),
+	    "root-run: the sandbox's own /dev: %d, %s %s", rc, test_nz(out), test_nz(err));
+	ROW(test_has(out, "grp:0\n"), "root-run: a device node outside /dev was read: %s", test_nz(out));
+	ROW(test_has(out, "wr=") && !test_has(out, "wr=0\n"), "root-run: a device node outside /dev was opened for writing: %s",
+	    test_nz(out));
+	CU_ASSERT(unlink(node) == 0 && unlink(wnode) == 0 && rmdir(dir) == 0);
 	free(out);
 	free(err);
 }
@@ -3893,6 +3975,8 @@ TEST_REGISTRAR(register_credstores)
 	test_add(s, "host secrets: /etc/shadow, /root, services' secret stores", test_host_secrets);
 	test_add(s, "round 42: an ordinary user (group adm): the host's logs, its core dumps and mail unreadable",
 		 test_user_logs_cores);
+	test_add(s, "round 42 review: device nodes outside the sandbox's /dev (group disk, root-run) cannot be opened",
+		 test_device_nodes);
 	test_add(s, "Windows homes under /mnt/X/Users (WSL): stores, AppData and PowerShell profiles denied",
 		 test_windows_homes);
 	test_add(s, "environment: sessions, authorizations, webhooks, URL and connection-string "
