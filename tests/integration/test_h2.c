@@ -1849,6 +1849,109 @@ static void test_remask_held_window(void)
 }
 
 /*
+ * Review of round 42 (review42e): the told limit against a client that
+ * ignores it, and a host that is not an inject host. With the same 16 KiB
+ * value, a client that opens 100 long streams at once, before it read the
+ * server's SETTINGS (its first flight: RFC 9113 lets it assume 100),
+ * gets those past the told limit refused (REFUSED_STREAM: nghttp2's
+ * pending local setting; not processed, nothing upstream, so no audit
+ * line) or the connection ended (GOAWAY, had it acknowledged them); the
+ * streams it may open all end whole, none is reset past the bound on
+ * held bytes (no 502). A tunnel to a host no credential is injected
+ * towards holds back only the remask's hold-back (no fold): with an
+ * alphanumeric value of 16 KiB that fits 100 streams, so it is told 100.
+ */
+static void test_remask_held_ignored(void)
+{
+	char *val = malloc(HELD_VAL + 16), *env = malloc(HELD_VAL + 32), yaml[PATH_MAX + 512], *out = NULL;
+	char *wrap[] = {"env", env, NULL}, *specs[100];
+	char *argv[16 + 100];
+	struct test_px rp;
+	size_t amark, n = 0;
+	int whole = 0, resets = 0, refused = 0, rc;
+	long told;
+
+	CU_ASSERT_FATAL(ready && val != NULL && env != NULL);
+	memcpy(val, "pvl_", 4);
+	for (size_t k = 4; k < HELD_VAL; k += 60)
+		CU_ASSERT_FATAL(test_random_alnum(val + k, k + 60 <= HELD_VAL ? 60 : HELD_VAL - k) == 0);
+	val[HELD_VAL] = '\0';
+	snprintf(env, HELD_VAL + 32, "PV_LONG=%s", val);
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
+		 "credentials:\n  envVars:\n"
+		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
+		 p_ca);
+	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
+	argv[n++] = TEST_ENV_CLEAN;
+	argv[n++] = PY;
+	argv[n++] = p_client;
+	argv[n++] = "--proxy";
+	argv[n++] = (char *)rp.addr;
+	argv[n++] = "--target";
+	argv[n++] = (char *)hp("127.0.0.1", h2port);
+	argv[n++] = "--cafile";
+	argv[n++] = (char *)rp.trust;
+	argv[n++] = "--timeout";
+	argv[n++] = "60";
+	argv[n++] = "req";
+	for (int i = 0; i < 100; i++) {
+		CU_ASSERT_FATAL(asprintf(&specs[i], "{\"path\":\"/drip?t=hi%d&fill=400000&k=16384&ms=20\"}", i) > 0);
+		argv[n++] = specs[i];
+	}
+	argv[n] = NULL;
+	amark = test_file_size(rp.audit);
+	rc = test_run_capture(argv, &out, NULL, 150000);
+	ROW(rc == 0, "the raw client exited %d: %.300s", rc, test_nz(out));
+	told = told_streams(out);
+	count_many(out, 100, 400006, &whole, &resets);
+	for (int sid = 1; sid <= 199; sid += 2)
+		refused += test_hasf(out, "stream %d reset 7 ", sid);
+	ROW(told >= 1 && told < 100 && !test_hasf(out, "timeout") &&
+		    ((whole == told && refused == 100 - told && resets == refused) || test_hasf(out, "\ngoaway ")),
+	    "100 long streams at once, told %ld: %d whole, %d reset (%d REFUSED_STREAM): want %ld whole and the rest "
+	    "refused (or a GOAWAY): %.600s",
+	    told, whole, resets, refused, told, out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	usleep(300000);
+	ROW(audit_count(rp.audit, amark, "\"status\":502", NULL) == 0 &&
+		    audit_count(rp.audit, amark, "/drip?t=hi", NULL) <= told,
+	    "a client past the told limit: %d lines 502 (want 0), %d streams audited (want at most %ld)",
+	    audit_count(rp.audit, amark, "\"status\":502", NULL), audit_count(rp.audit, amark, "/drip?t=hi", NULL),
+	    told);
+	fprintf(stderr, "\n    a client ignoring the told %ld streams: %d whole, %d refused", told, whole, refused);
+	for (int i = 0; i < 100; i++)
+		free(specs[i]);
+	free(out);
+	out = NULL;
+	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
+	/* The same value injected towards another host only: 100. */
+	snprintf(yaml, sizeof(yaml),
+		 "network:\n  allowedDomains: [\"127.0.0.1\", \"api.example.com\"]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
+		 "credentials:\n  envVars:\n"
+		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"api.example.com\"], injectIn: [header]}\n",
+		 p_ca);
+	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
+	{
+		char *av[] = {TEST_ENV_CLEAN, PY, p_client, "--proxy", (char *)rp.addr, "--target",
+			      (char *)hp("127.0.0.1", h2port), "--cafile", (char *)rp.trust, "--timeout", "20",
+			      "req", "{\"path\":\"/hello?t=hn1\"}", NULL};
+
+		rc = test_run_capture(av, &out, NULL, 30000);
+	}
+	ROW(rc == 0 && told_streams(out) == 100 && test_hasf(out, "stream 1 body-len 6\n"),
+	    "a host no credential is injected towards (a 16 KiB alphanumeric value): told %ld streams, want 100: %.300s",
+	    told_streams(out), test_nz(out));
+	free(out);
+	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
+	explicit_bzero(val, HELD_VAL);
+	explicit_bzero(env, HELD_VAL + 32);
+	free(val);
+	free(env);
+}
+
+/*
  * An upstream that resets a stream in the middle of a value (no pause: at
  * a pause of 100 ms between DATA frames the proxy releases held bytes by
  * design, docs/masking.md "Held bytes"): the first 30 bytes of the real
@@ -2641,6 +2744,8 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "malformed requests: reset per stream, nothing upstream", test_malformed);
 	test_add(s, "remask: held response bytes are acknowledged upstream; 100 streams of a 16 KiB value queued, none reset; the bound forced",
 		 test_remask_held_window);
+	test_add(s, "remask: a client that ignores the told stream limit: the rest refused, none reset past the bound; a non-inject host told 100",
+		 test_remask_held_ignored);
 	test_add(s, "more than 100 concurrent streams", test_concurrency);
 	test_add(s, "CONTINUATION flood", test_continuation_flood);
 	test_add(s, "rapid reset", test_rapid_reset);
