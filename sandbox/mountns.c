@@ -1415,22 +1415,27 @@ struct linux_dirent64 {
 };
 
 /*
- * Adds to the directory dst (a fresh tmpfs) one entry per entry of the
- * directory src that dst has no entry of that name for: a symbolic link
- * as a symbolic link with the same target; a regular file or a
- * directory as an empty mount point with src's own bound read-only on it
- * (the bytes stay the host's: nothing is copied); other kinds left out.
- * 0 or -1 with err set.
+ * Adds to the directory tfd (the root of a fresh tmpfs of ours, dst its
+ * path for the messages) one entry per entry of the directory sfd (a
+ * handle, src its path) that tfd has no entry of that name for: a
+ * symbolic link as a symbolic link with the same target; a regular file
+ * or a directory as an empty mount point with src's own bound read-only
+ * on it (the bytes stay the host's: nothing is copied); other kinds left
+ * out. Each entry is opened without following a link and its kind taken
+ * from that handle, not from the directory record (review of round 42:
+ * an entry swapped for a link between the read and the bind had the
+ * bind follow it and show the link's target, a denied file). 0 or -1
+ * with err set.
  */
-static int union_entries(const struct sbx_plan *pl, const char *src, const char *dst, char *err,
-			 size_t errlen)
+static int union_entries(const struct sbx_plan *pl, int sfd, const char *src, int tfd, const char *dst,
+			 char *err, size_t errlen)
 {
-	char from[PATH_MAX], to[PATH_MAX], target[PATH_MAX];
-	struct stat st;
+	char to[PATH_MAX], target[PATH_MAX];
+	struct stat st, tst;
 	long n;
-	int fd;
+	int fd, f, m, rc;
 
-	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(sfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot open %s", src);
 		return -1;
@@ -1443,41 +1448,58 @@ static int union_entries(const struct sbx_plan *pl, const char *src, const char 
 			off += d->d_reclen;
 			if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 				continue;
-			if ((size_t)snprintf(from, sizeof(from), "%s/%s", src, name) >= sizeof(from) ||
-			    (size_t)snprintf(to, sizeof(to), "%s/%s", dst, name) >= sizeof(to)) {
+			if ((size_t)snprintf(to, sizeof(to), "%s/%s", dst, name) >= sizeof(to)) {
 				errbuf_set_errno(err, errlen, ENAMETOOLONG, "path too long: %s/%s", src, name);
 				goto fail;
 			}
-			/* The kind from the record (one syscall less per entry
-			 * of a few hundred); filesystems that do not fill it in
-			 * get an fstatat. */
-			st.st_mode = d->d_type == DT_LNK   ? S_IFLNK
-				     : d->d_type == DT_REG ? S_IFREG
-				     : d->d_type == DT_DIR ? S_IFDIR
-							   : 0;
-			if (d->d_type == DT_UNKNOWN && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			/* The session has that name: ours win. */
+			if (fstatat(tfd, name, &tst, AT_SYMLINK_NOFOLLOW) == 0)
+				continue;
+			f = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (f < 0)
 				continue; /* gone meanwhile */
+			if (fstat(f, &st) < 0) {
+				errbuf_set_errno(err, errlen, errno, "cannot read %s/%s", src, name);
+				close(f);
+				goto fail;
+			}
 			if (S_ISLNK(st.st_mode)) {
-				ssize_t t = readlinkat(fd, name, target, sizeof(target) - 1);
+				ssize_t t = readlinkat(f, "", target, sizeof(target) - 1);
 
+				close(f);
 				if (t < 0) {
-					errbuf_set_errno(err, errlen, errno, "cannot read the link %s", from);
+					errbuf_set_errno(err, errlen, errno, "cannot read the link %s/%s", src, name);
 					goto fail;
 				}
 				target[t] = '\0';
-				/* EEXIST: the session has that name; ours win. */
-				if (symlink(target, to) < 0 && errno != EEXIST) {
+				if (symlinkat(target, tfd, name) < 0 && errno != EEXIST) {
 					errbuf_set_errno(err, errlen, errno, "cannot create %s", to);
 					goto fail;
 				}
-			} else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-				if (lstat(to, &st) == 0)
-					continue; /* the session has that name; ours win */
-				if (ensure_mountpoint(to, S_ISDIR(st.st_mode), err, errlen) < 0 ||
-				    do_mount(from, to, NULL, MS_BIND | MS_REC, NULL, "bind", err, errlen) < 0 ||
-				    make_ro(pl, to, true, err, errlen) < 0)
-					goto fail;
+				continue;
 			}
+			if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+				close(f);
+				continue;
+			}
+			if (S_ISDIR(st.st_mode) ? mkdirat(tfd, name, 0755) < 0
+						: (m = openat(tfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444)) < 0 ||
+							  close(m) < 0) {
+				errbuf_set_errno(err, errlen, errno, "cannot create the mount point %s", to);
+				close(f);
+				goto fail;
+			}
+			m = openat(tfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (m < 0) {
+				errbuf_set_errno(err, errlen, errno, "cannot open the mount point %s", to);
+				close(f);
+				goto fail;
+			}
+			rc = bind_fd(pl, f, m, to, true, true, err, errlen);
+			close(f);
+			close(m);
+			if (rc < 0)
+				goto fail;
 		}
 	}
 	if (n < 0) {
@@ -1491,47 +1513,143 @@ fail:
 	return -1;
 }
 
-/*
- * The overlay way of union_dir(): one read-only overlayfs mount whose
- * lower layers are src (first: its entries win) and host, no upper
- * layer, so nothing can be written through it. Overlayfs mounts in a
- * user namespace since Linux 5.11. Paths overlayfs would split (',', ':'
- * or '\\' in them) are left to the union. 0 when mounted, -1 when not
- * (the caller makes the union; err untouched).
- */
-static int overlay_dir(const struct sbx_plan *pl, const char *src, const char *host,
-		       const char *dst)
-{
-	char opts[2 * PATH_MAX + 32];
+/* overlayfs's magic (linux/magic.h has it from Linux 4.x on). */
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
 
-	if (pl->no_overlay || strpbrk(src, ",:\\") != NULL || strpbrk(host, ",:\\") != NULL ||
-	    (size_t)snprintf(opts, sizeof(opts), "lowerdir=%s:%s", src, host) >= sizeof(opts))
+/*
+ * Looked at again once a file system was mounted on the handle of full
+ * (a tmpfs, an overlay): full must lead, link free, to the root of a
+ * mount of type magic on another device than under. Its fd, or -1.
+ */
+static int landed_fs(const char *full, dev_t under, long magic)
+{
+	struct statfs sf;
+	struct stat st;
+	int fd = open_view(full);
+
+	if (fd < 0)
 		return -1;
-	return mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) == 0 ? 0 : -1;
+	if (fstat(fd, &st) < 0 || !fd_mount_root(fd) || st.st_dev == under || fstatfs(fd, &sf) < 0 ||
+	    (long)sf.f_type != magic) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The overlay way of union_dir(): one read-only overlayfs mount on the
+ * handle dfd whose lower layers are the handles sfd (first: its entries
+ * win) and hfd, no upper layer, so nothing can be written through it.
+ * Overlayfs mounts in a user namespace since Linux 5.11. The layers are
+ * named by their /proc/self/fd names (review of round 42: by path, a link
+ * swapped in took the overlay's layer, or the overlay itself, elsewhere).
+ * 0 when mounted, -1 when not (the caller makes the union; err untouched).
+ */
+static int overlay_dir(const struct sbx_plan *pl, int sfd, int hfd, int dfd)
+{
+	char opts[160], s[64], h[64], d[64];
+
+	if (pl->no_overlay)
+		return -1;
+	fd_name(s, sizeof(s), sfd);
+	fd_name(h, sizeof(h), hfd);
+	fd_name(d, sizeof(d), dfd);
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s:%s", s, h) >= sizeof(opts))
+		return -1;
+	return mount("overlay", d, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) == 0 ? 0 : -1;
+}
+
+/* Opens the directory full for union_dir() without following a link; the
+ * handle, or -1 with err set (a link or another kind: the change named). */
+static int open_union_dir(const char *full, struct stat *st, char *err, size_t errlen)
+{
+	int fd = open_view(full);
+
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			return changed(full, "a symbolic link is on its path", err, errlen);
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", full);
+		return -1;
+	}
+	if (fstat(fd, st) < 0 || !S_ISDIR(st->st_mode)) {
+		close(fd);
+		return changed(full, "it is no longer a directory", err, errlen);
+	}
+	return fd;
 }
 
 /*
  * A directory substitution (SBX_OP_FILE on a directory): dst shows the
  * union of src's entries (the session's: they win) and path's own (the
- * host's), read-only. A hashed certificate directory keeps its few
- * hundred links and gains the session CA's entry without a file written
- * on the host. First as one overlayfs mount (overlay_dir()); where the
- * kernel refuses it, in a tmpfs of this namespace made read-only at the
- * end: links cost a few microseconds each there, files and
- * subdirectories a bind.
+ * host's, at host), read-only. A hashed certificate directory keeps its
+ * few hundred links and gains the session CA's entry without a file
+ * written on the host. First as one overlayfs mount (overlay_dir());
+ * where the kernel refuses it, in a tmpfs of this namespace made
+ * read-only at the end: links cost a few microseconds each there, files
+ * and subdirectories a bind. All three by handles opened without
+ * following links, host checked against the plan's look (op), the mount
+ * looked at again (review of round 42: by path, .git/info swapped for a
+ * link to a denied directory had the union land there and show it).
  */
-static int union_dir(const struct sbx_plan *pl, const char *src, const char *host, const char *dst,
-		     char *err, size_t errlen)
+static int union_dir(const struct sbx_plan *pl, const struct sbx_op *op, const char *src, const char *host,
+		     const char *dst, char *err, size_t errlen)
 {
-	if (overlay_dir(pl, src, host, dst) == 0)
-		return 0;
-	if (do_mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m",
-		     "mount a tmpfs on", err, errlen) < 0 ||
-	    union_entries(pl, src, dst, err, errlen) < 0 ||
-	    union_entries(pl, host, dst, err, errlen) < 0)
+	struct stat sst, hst, dst_st;
+	int s, h, d = -1, t = -1, rc = -1;
+
+	s = open_union_dir(src, &sst, err, errlen);
+	if (s < 0)
 		return -1;
+	h = open_union_dir(host, &hst, err, errlen);
+	if (h < 0)
+		goto out;
+	if (op->looked && (hst.st_dev != op->dev || hst.st_ino != op->ino)) {
+		changed(host, "it is another file or directory", err, errlen);
+		goto out;
+	}
+	d = open_union_dir(dst, &dst_st, err, errlen);
+	if (d < 0)
+		goto out;
+	if (overlay_dir(pl, s, h, d) == 0) {
+		t = landed_fs(dst, dst_st.st_dev, OVERLAYFS_SUPER_MAGIC);
+		if (t < 0)
+			changed(dst, "it was moved while it was mounted", err, errlen);
+		else
+			rc = 0;
+		goto out;
+	}
+	{
+		char name[64];
+
+		fd_name(name, sizeof(name), d);
+		if (mount("tmpfs", name, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot mount a tmpfs on %s", dst);
+			goto out;
+		}
+	}
+	t = landed_fs(dst, dst_st.st_dev, TMPFS_MAGIC);
+	if (t < 0) {
+		changed(dst, "it was moved while it was mounted", err, errlen);
+		goto out;
+	}
 	/* Not recursive: the binds inside are read-only already. */
-	return make_ro(pl, dst, false, err, errlen);
+	if (union_entries(pl, s, src, t, dst, err, errlen) == 0 &&
+	    union_entries(pl, h, host, t, dst, err, errlen) == 0 &&
+	    make_ro_fd(pl, t, dst, false, err, errlen) == 0)
+		rc = 0;
+out:
+	close(s);
+	if (h >= 0)
+		close(h);
+	if (d >= 0)
+		close(d);
+	if (t >= 0)
+		close(t);
+	return rc;
 }
 
 /*
@@ -1697,7 +1815,7 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 				errbuf_set_errno(err, errlen, errno, "path too long: %s", op->path);
 				return -1;
 			}
-			return union_dir(pl, src, host, dst, err, errlen);
+			return union_dir(pl, op, src, host, dst, err, errlen);
 		}
 		/* fall through */
 	case SBX_OP_ALLOW_READ:

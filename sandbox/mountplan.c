@@ -1368,6 +1368,21 @@ static int plan_files(struct sbx_builder *b, const struct sbx_config *cfg, char 
 			free(s);
 			return -1;
 		}
+		/* A directory's union shows the host's own entries: where
+		 * the path leads into a denied directory it would show them
+		 * over the cover (review of round 42: the links were checked
+		 * before this look, so a directory of a writable tree
+		 * exchanged for a link to a denied one in between was
+		 * followed here). */
+		if (S_ISDIR(st.st_mode) && op_covers(b, SBX_OP_DENY_READ, h)) {
+			errbuf_set_errno(err, errlen, 0,
+				   "cannot show %s with the content of %s: it leads to %s, whose content is "
+				   "denied (a symbolic link swapped in since the plan looked at it? start again)",
+				   cfg->files[i].path, cfg->files[i].source, h);
+			free(h);
+			free(s);
+			return -1;
+		}
 		if (!cfg->files[i].public_content &&
 		    sbx_check_hard_links(b, "a file substitution", h, &st, true, err, errlen) < 0) {
 			free(h);

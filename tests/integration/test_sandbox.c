@@ -554,6 +554,114 @@ static void swap_starts(const char *label, int n)
 			landed_elsewhere, missing, leaked, n);
 }
 
+/*
+ * Review of round 42 (review42d): a directory substitution (SBX_OP_FILE
+ * on a directory: .git/info with the placeholders' list, a certificate
+ * directory) was still mounted by path (union_dir(): the overlay or the
+ * tmpfs on dst, the host's entries read from /oldroot by path, each
+ * entry bound by path). swap/.git/info exchanged with a link to ../sec
+ * (denied): the union landed on sec and showed the host's sec (read
+ * through the link at /oldroot) over its cover. Here the union's
+ * directory is exchanged with the link while the sandbox starts n times;
+ * the command looks at sec once the loop put it back.
+ */
+static void swap_union_starts(const char *label, int n)
+{
+	char dir[PATH_MAX], info[PATH_MAX], sec[PATH_MAX], buf[PATH_MAX], info_l[PATH_MAX], src[PATH_MAX];
+	char go[PATH_MAX], done[PATH_MAX], keep[PATH_MAX];
+	char script[PATH_MAX + 512], first_err[512] = "";
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *aw[] = { NULL, NULL }, *dr[] = { sec, NULL };
+	int leaked = 0, refused = 0, ran = 0, unnamed = 0, missing = 0;
+	struct sbx_file files[1];
+	struct sbx_config cfg;
+
+	at(dir, "uswap");
+	at(info, "uswap/.git/info");
+	at(sec, "uswap/sec");
+	at(src, "uswap-src");
+	aw[0] = dir;
+	if (mkdir(dir, 0755) == 0)
+		CU_ASSERT_FATAL(mkdir(at(buf, "uswap/.git"), 0755) == 0 && mkdir(info, 0755) == 0 &&
+				mkdir(sec, 0755) == 0 && mkdir(src, 0755) == 0);
+	CU_ASSERT_FATAL(mkfile(at(buf, "uswap/sec/key"), "USWAPSECRET\n") == 0 &&
+			mkfile(at(buf, "uswap/.git/info/exclude"), "host\n") == 0 &&
+			mkfile(at(buf, "uswap-src/pv-list"), "session\n") == 0);
+	CU_ASSERT_FATAL(snprintf(script, sizeof(script),
+				 "cd '%s' || exit 3; : > go; i=0; while [ ! -e done ] && [ $i -lt 500 ]; do sleep 0.01; "
+				 "i=$((i+1)); done; [ -e done ] || echo NOT-DONE; "
+				 "cat sec/key sec/pv-list 2>/dev/null; [ -e .git/info/pv-list ] || echo UNION-MISSING; "
+				 "echo checked",
+				 dir) < (int)sizeof(script));
+	CU_ASSERT_FATAL(symlink("../sec", at(info_l, "uswap/.git/info-l")) == 0 || errno == EEXIST);
+	at(keep, "uswap/keep");
+	at(go, "uswap/go");
+	at(done, "uswap/done");
+	files[0].path = info;
+	files[0].source = src;
+	files[0].public_content = true;
+	files[0].may_be_missing = false;
+	for (int i = 0; i < n; i++) {
+		struct run r;
+		pid_t loop;
+
+		(void)unlink(go);
+		(void)unlink(done);
+		loop = fork();
+		CU_ASSERT_FATAL(loop >= 0);
+		if (loop == 0)
+			swap_loop(info, info_l, keep, keep, go, done);
+		base_config(&cfg, argv);
+		cfg.cwd = dir;
+		cfg.allow_write = aw;
+		cfg.protect = NULL;
+		cfg.deny_read = dr;
+		cfg.deny_write = NULL;
+		cfg.files = files;
+		cfg.n_files = 1;
+		run_cfg(&cfg, &r, 0, NULL);
+		if (r.status == -125) {
+			refused++;
+			if (first_err[0] == '\0')
+				snprintf(first_err, sizeof(first_err), "%s", r.err);
+			if (strstr(r.err, "symbolic link") == NULL && strstr(r.err, "since the plan looked") == NULL &&
+			    strstr(r.err, "start again") == NULL && unnamed++ == 0)
+				fprintf(stderr, "union swap (%s): refusal not named: %s\n", label, r.err);
+			(void)mkfile(go, "");
+		} else if (strstr(r.out, "checked") != NULL) {
+			ran++;
+			if ((strstr(r.out, "USWAPSECRET") != NULL || strstr(r.out, "session") != NULL) && leaked++ == 0)
+				fprintf(stderr, "union swap (%s): shown: %s\n", label, r.out);
+			if (strstr(r.out, "UNION-MISSING") != NULL)
+				missing++;
+		} else
+			fprintf(stderr, "union swap: status %d, err %s, out %s\n", r.status, r.err, r.out);
+		free(r.out);
+		(void)waitpid(loop, NULL, 0);
+	}
+	printf("\n    union swapped for a link (%s): %d of %d ran, %d refused (first: %s)\n", label, ran, n, refused,
+	       first_err);
+	if (leaked || missing)
+		fprintf(stderr, "union swap (%s): denied directory shown %d, union missing %d of %d\n", label, leaked,
+			missing, n);
+	CU_ASSERT_EQUAL(leaked, 0);
+	CU_ASSERT_EQUAL(missing, 0);
+	CU_ASSERT_EQUAL(unnamed, 0);
+	CU_ASSERT(ran + refused == n);
+}
+
+static void test_union_swapped_for_link(void)
+{
+	SKIP_IF_NEEDED();
+	swap_union_starts("overlay", 40);
+	CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NO_OVERLAY", "1", 1) == 0);
+	swap_union_starts("tmpfs union", 40);
+	CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NO_MOUNT_SETATTR", "1", 1) == 0);
+	swap_union_starts("tmpfs union, mount(2) fallback", 30);
+	unsetenv("PASSAVANT_SBX_NO_MOUNT_SETATTR");
+	unsetenv("PASSAVANT_SBX_NO_OVERLAY");
+}
+
 static void test_swapped_for_links(void)
 {
 	SKIP_IF_NEEDED();
@@ -2718,6 +2826,8 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "read-only remount fallback", test_ro_fallback);
 	test_add(s, "round 42: planned paths swapped for links during 50 starts: nothing lands elsewhere",
 		 test_swapped_for_links);
+	test_add(s, "review 42d: a substituted directory swapped for a link to a denied one during the start: "
+		    "nothing shown there", test_union_swapped_for_link);
 	test_add(s, "round 42: the same through the mount(2) fallback", test_swapped_for_links_fallback);
 	test_add(s, "protected file: errno of each way to write it", test_protected_errnos);
 	s = test_suite("sandbox_seccomp", suite_init, suite_cleanup);
