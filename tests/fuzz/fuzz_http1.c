@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (copy == NULL)
 				abort();
 			memcpy(copy, head0, head0_len);
-			if (response ? http1_write_response_head(h, out, false, false) < 0
+			if (response ? http1_write_response_head(h, out, 0) < 0
 				     : http1_write_request_head(h, out, "/", 1, "example.com", false, false, (data[0] & 2) != 0) < 0)
 				abort();
 			evbuffer_drain(out, evbuffer_get_length(out));
