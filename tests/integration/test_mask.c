@@ -1363,9 +1363,13 @@ static int reflect_four_try(const struct px *p, const char *path, const char *re
 			  strstr(out, wh) != NULL && strstr(out, wb) != NULL;
 
 		/* Only the body's chunks are released after a pause: the
-		 * header must hold its sentinel all the same. */
-		if (!ok && excuse && rcs[h] == 0 && out != NULL && strstr(out, wh) != NULL &&
-		    upstream_drip_paused(h < 2 ? &up : &upp, out)) {
+		 * header must hold its sentinel all the same. Since round
+		 * 40's fold (it matches the exact case too), a value whose
+		 * first part went at the pause is found at its end and the
+		 * response cut (curl 18, seen in CI under load): excused the
+		 * same way, the real value absent. */
+		if (!ok && excuse && (rcs[h] == 0 || rcs[h] == 18) && out != NULL && strstr(out, wh) != NULL &&
+		    strstr(out, real) == NULL && upstream_drip_paused(h < 2 ? &up : &upp, out)) {
 			fprintf(stderr, "\n  note: %s %s %s: the upstream paused its drip (a loaded machine); once more\n",
 				scheme, host, what);
 			again = 1;
