@@ -161,11 +161,35 @@ char *fileio_read_at(int dfd, const char *path, size_t max, unsigned flags, size
 	return buf;
 }
 
+/*
+ * Whether the link comp in the directory dfd (depth components below "/")
+ * is the system's own, one a session cannot have planted: owned by root,
+ * in a directory owned by root that neither its group nor others may
+ * write (Debian's /var/run -> /run, /var/lock -> /run/lock). A session
+ * of an ordinary user cannot make such a link anywhere. A session run by
+ * root could, in a writable tree of its own, so for root only a link in
+ * "/" or in a directory right below it is taken (the places the file
+ * system hierarchy puts its compatibility links); a writable tree that
+ * is a whole top-level directory is the one case left (docs/sandbox.md).
+ */
+static bool system_link(int dfd, const char *comp, unsigned depth)
+{
+	struct stat dir, link;
+
+	if (fstat(dfd, &dir) != 0 || fstatat(dfd, comp, &link, AT_SYMLINK_NOFOLLOW) != 0)
+		return false;
+	if (!S_ISLNK(link.st_mode) || link.st_uid != 0 || dir.st_uid != 0 || (dir.st_mode & 022) != 0)
+		return false;
+	return geteuid() != 0 || depth <= 1;
+}
+
 int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bool create, char *made,
 			  size_t madelen)
 {
 	const char *c = path;
 	size_t tl = trusted != NULL ? strlen(trusted) : 0;
+	bool walk_from_root = false;
+	unsigned depth = 0;
 	int dfd;
 
 	if (made != NULL && madelen > 0)
@@ -181,6 +205,7 @@ int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bo
 		c = path + tl;
 	} else {
 		dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		walk_from_root = true;
 	}
 	if (dfd < 0)
 		return -1;
@@ -218,6 +243,9 @@ int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bo
 		/* O_DIRECTORY as well: with O_PATH, O_NOFOLLOW alone opens a
 		 * link itself */
 		next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && (errno == ENOTDIR || errno == ELOOP) && walk_from_root &&
+		    system_link(dfd, comp, depth))
+			next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (next < 0) {
 			saved = errno;
 			if (saved == ENOTDIR && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
@@ -228,5 +256,6 @@ int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bo
 		}
 		(void)close(dfd);
 		dfd = next;
+		depth++;
 	}
 }

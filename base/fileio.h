@@ -56,9 +56,12 @@ int fileio_open_nolinks(const char *path, int oflags, mode_t mode) NONNULL(1) WU
  * O_NOFOLLOW, so that a directory a session could swap for a link (a
  * $XDG_STATE_HOME in a writable tree) makes nothing and opens nothing
  * through it. made (when not NULL, madelen bytes): the first directory
- * made, "" when none. Returns an O_PATH descriptor of path (the caller
- * closes it), or -1 with errno: ELOOP at a link, EINVAL when path is
- * not absolute.
+ * made, "" when none. Outside trusted, a link the system itself keeps is
+ * followed (round 43: owned by root in a directory only root may write,
+ * such as Debian's /var/run -> /run; for a caller that is root, only in
+ * "/" or a directory right below it). Returns an O_PATH descriptor of
+ * path (the caller closes it), or -1 with errno: ELOOP at a link, EINVAL
+ * when path is not absolute.
  */
 int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bool create, char *made,
 			  size_t madelen) NONNULL(1) WUNRES;

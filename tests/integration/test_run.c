@@ -1934,6 +1934,58 @@ static void test_pwd_link(void)
 }
 
 /*
+ * Round 43 (review42f F5): a $XDG_STATE_HOME outside the home reached
+ * through a link the system keeps (Debian's /var/run -> /run, owned by
+ * root in /var) is followed: the sentinel key and the unchecked mark are
+ * made there and the session starts; before, "Too many levels of
+ * symbolic links" and the start went on without its mark. A link root
+ * made deeper (in a directory a root session could be given to write)
+ * is still refused.
+ */
+static void test_system_link_state(void)
+{
+	char run[64], via[80], env[PATH_MAX + 32], tok[64], key[PATH_MAX], deep[PATH_MAX], *err = NULL;
+	const char *e[] = {env, tok, NULL};
+	struct stat st_l, st_d;
+	bool ran;
+	int st;
+
+	if (lstat("/var/run", &st_l) != 0 || !S_ISLNK(st_l.st_mode) || st_l.st_uid != 0 ||
+	    stat("/var", &st_d) != 0 || st_d.st_uid != 0 || (st_d.st_mode & 022) != 0 ||
+	    stat("/var/run", &st_d) != 0 || !S_ISDIR(st_d.st_mode)) {
+		CU_PASS("no root-owned /var/run link here: the row does not apply");
+		return;
+	}
+	snprintf(run, sizeof(run), "/run/pv-r43-%ld", (long)getpid());
+	snprintf(via, sizeof(via), "/var/run/pv-r43-%ld", (long)getpid());
+	ROW(mkdir(run, 0755) == 0, "mkdir %s: %s", run, strerror(errno));
+	snprintf(env, sizeof(env), "XDG_STATE_HOME=%s/state", via);
+	snprintf(tok, sizeof(tok), "GH_TOKEN=%s", real_token);
+	st = run_links(p_work, p_work, e, NULL, p_policy, &ran, &err);
+	ROW(st == 0 && ran, "$XDG_STATE_HOME through /var/run: status %d, command ran %d: %s", st, ran,
+	    err ? err : "");
+	ROW(!test_has(err, "symbolic link") && !test_has(err, "cannot make"),
+	    "a warning about the state directory: %s", err ? err : "");
+	snprintf(key, sizeof(key), "%s/state/passavant", run);
+	ROW(access(key, F_OK) == 0, "no state directory made at %s", key);
+	free(err);
+	err = NULL;
+
+	/* root made this link deeper down, where a root session could have */
+	snprintf(deep, sizeof(deep), "%s/deep", run);
+	ROW(symlink(run, deep) == 0, "symlink: %s", strerror(errno));
+	snprintf(env, sizeof(env), "XDG_STATE_HOME=%s/deep/state2", via);
+	st = run_links(p_work, p_work, e, NULL, p_policy, &ran, &err);
+	ROW(st == 125 && !ran, "$XDG_STATE_HOME through a link root made in %s: status %d, command ran %d",
+	    run, st, ran);
+	snprintf(key, sizeof(key), "%s/state2", run);
+	ROW(access(key, F_OK) != 0, "a state directory was made through the deep link: %s", key);
+	free(err);
+	(void)unlink(deep);
+	test_rmtree(run);
+}
+
+/*
  * The session directory ($TMPDIR) and the sentinel key's state directory
  * ($XDG_STATE_HOME) reached through links in the writable work
  * directory: refused before either is created there.
@@ -1967,8 +2019,10 @@ static void test_session_state_links(void)
 	    ran);
 	ROW(rmdir(stt) == 0, "the state directory was made through the link: %s", strerror(errno));
 	free(err);
+	err = NULL;
 	(void)unlink(tl);
 	(void)unlink(sl);
+	test_system_link_state();
 }
 
 static int run_fixtures_down(void)
