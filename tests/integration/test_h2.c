@@ -1736,9 +1736,49 @@ static long told_streams(const char *out)
 
 #define HELD_VAL 16384
 
+/* "PV_LONG=" and a random alphanumeric value of HELD_VAL bytes ("pvl_"
+ * first), malloc'd: the caller frees it with held_env_free(). */
+static char *held_env(void)
+{
+	char *env = malloc(HELD_VAL + 32);
+
+	CU_ASSERT_FATAL(env != NULL);
+	memcpy(env, "PV_LONG=pvl_", 12);
+	for (size_t k = 4; k < HELD_VAL; k += 60)
+		CU_ASSERT_FATAL(test_random_alnum(env + 8 + k, k + 60 <= HELD_VAL ? 60 : HELD_VAL - k) == 0);
+	env[8 + HELD_VAL] = '\0';
+	return env;
+}
+
+static void held_env_free(char *env)
+{
+	explicit_bzero(env, HELD_VAL + 32);
+	free(env);
+}
+
+/* The policy masking PV_LONG towards inject, 127.0.0.1 allowed (and
+ * inject, when it is another name). */
+static void held_yaml(char *yaml, size_t len, const char *inject)
+{
+	bool other = strcmp(inject, "127.0.0.1") != 0;
+
+	snprintf(yaml, len,
+		 "network:\n  allowedDomains: [\"127.0.0.1\"%s%s%s]\n"
+		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
+		 "credentials:\n  envVars:\n"
+		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"%s\"], injectIn: [header]}\n",
+		 other ? ", \"" : "", other ? inject : "", other ? "\"" : "", p_ca, inject);
+}
+
+/* The last 600 bytes of a client's output, for a failure's message. */
+static const char *tail600(const char *out)
+{
+	return out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out);
+}
+
 static void test_remask_held_window(void)
 {
-	char *val = malloc(HELD_VAL + 16), *env = malloc(HELD_VAL + 32), yaml[PATH_MAX + 512], *out = NULL;
+	char *env = held_env(), yaml[PATH_MAX + 512], *out = NULL;
 	char *wrap[] = {"env", env, NULL}, cap[96], *wrap_cap[] = {"env", env, cap, NULL};
 	char s1[160], s2[160], s3[96];
 	struct test_px rp;
@@ -1746,18 +1786,8 @@ static void test_remask_held_window(void)
 	int whole = 0, resets = 0, rc;
 	long told, most;
 
-	CU_ASSERT_FATAL(ready && val != NULL && env != NULL);
-	memcpy(val, "pvl_", 4);
-	for (size_t k = 4; k < HELD_VAL; k += 60)
-		CU_ASSERT_FATAL(test_random_alnum(val + k, k + 60 <= HELD_VAL ? 60 : HELD_VAL - k) == 0);
-	val[HELD_VAL] = '\0';
-	snprintf(env, HELD_VAL + 32, "PV_LONG=%s", val);
-	snprintf(yaml, sizeof(yaml),
-		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
-		 "credentials:\n  envVars:\n"
-		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
-		 p_ca);
+	CU_ASSERT_FATAL(ready);
+	held_yaml(yaml, sizeof(yaml), "127.0.0.1");
 	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
 	/* 60 streams and a /hello: every one ends whole. */
 	ROW(run_many(&rp, 61, true, "hw", "fill=60000&k=8192&ms=20", &out) == 0, "the raw client failed: %.300s",
@@ -1765,7 +1795,7 @@ static void test_remask_held_window(void)
 	count_many(out, 60, 60006, &whole, &resets);
 	ROW(whole == 60 && resets == 0 && test_hasf(out, "stream 121 body-len 6\n") && !test_hasf(out, "timeout"),
 	    "61 streams with held bytes: %d whole, %d reset (a stalled connection window?): %.600s", whole, resets,
-	    out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	    tail600(out));
 	/*
 	 * Round 42: with a value of 16 KiB each stream holds some 50 KB back
 	 * (the remask's longest form and the fold's), and 100 streams in the
@@ -1792,7 +1822,7 @@ static void test_remask_held_window(void)
 	ROW(!test_hasf(out, "timeout") && resets == 0 && whole == 100 && most >= 1 && most <= told,
 	    "100 long streams of a %d-byte value, queued by the client: %d reset, %d whole, %ld open at most "
 	    "(told %ld): %.600s",
-	    HELD_VAL, resets, whole, most, told, out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	    HELD_VAL, resets, whole, most, told, tail600(out));
 	usleep(300000);
 	ROW(audit_count(rp.audit, amark, "\"status\":502", NULL) == 0 &&
 		    audit_count(rp.audit, amark, "\"status\":200", "/drip?t=hc", NULL) == 100,
@@ -1834,7 +1864,7 @@ static void test_remask_held_window(void)
 	    "two streams past a bound of one and a half hold-backs (%s): %d reset (want 1), %d whole (want 1), "
 	    "the /hello after them %s: %.600s",
 	    cap, resets, whole, test_hasf(out, "stream 5 body-len 6\n") ? "whole" : "not whole",
-	    out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	    tail600(out));
 	usleep(300000);
 	ROW(audit_count(rp.audit, amark, "\"status\":502", "response bytes back", NULL) == 1 &&
 		    audit_count(rp.audit, amark, "\"status\":200", "/hello?t=hx5", NULL) == 1,
@@ -1842,10 +1872,7 @@ static void test_remask_held_window(void)
 	    audit_count(rp.audit, amark, "\"status\":502", "response bytes back", NULL));
 	free(out);
 	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
-	explicit_bzero(val, HELD_VAL);
-	explicit_bzero(env, HELD_VAL + 32);
-	free(val);
-	free(env);
+	held_env_free(env);
 }
 
 /*
@@ -1863,7 +1890,7 @@ static void test_remask_held_window(void)
  */
 static void test_remask_held_ignored(void)
 {
-	char *val = malloc(HELD_VAL + 16), *env = malloc(HELD_VAL + 32), yaml[PATH_MAX + 512], *out = NULL;
+	char *env = held_env(), yaml[PATH_MAX + 512], *out = NULL;
 	char *wrap[] = {"env", env, NULL}, *specs[100];
 	char *argv[16 + 100];
 	struct test_px rp;
@@ -1871,18 +1898,8 @@ static void test_remask_held_ignored(void)
 	int whole = 0, resets = 0, refused = 0, rc;
 	long told;
 
-	CU_ASSERT_FATAL(ready && val != NULL && env != NULL);
-	memcpy(val, "pvl_", 4);
-	for (size_t k = 4; k < HELD_VAL; k += 60)
-		CU_ASSERT_FATAL(test_random_alnum(val + k, k + 60 <= HELD_VAL ? 60 : HELD_VAL - k) == 0);
-	val[HELD_VAL] = '\0';
-	snprintf(env, HELD_VAL + 32, "PV_LONG=%s", val);
-	snprintf(yaml, sizeof(yaml),
-		 "network:\n  allowedDomains: [\"127.0.0.1\"]\n"
-		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
-		 "credentials:\n  envVars:\n"
-		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header]}\n",
-		 p_ca);
+	CU_ASSERT_FATAL(ready);
+	held_yaml(yaml, sizeof(yaml), "127.0.0.1");
 	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
 	argv[n++] = TEST_ENV_CLEAN;
 	argv[n++] = PY;
@@ -1912,7 +1929,7 @@ static void test_remask_held_ignored(void)
 		    ((whole == told && refused == 100 - told && resets == refused) || test_hasf(out, "\ngoaway ")),
 	    "100 long streams at once, told %ld: %d whole, %d reset (%d REFUSED_STREAM): want %ld whole and the rest "
 	    "refused (or a GOAWAY): %.600s",
-	    told, whole, resets, refused, told, out != NULL && strlen(out) > 600 ? out + strlen(out) - 600 : test_nz(out));
+	    told, whole, resets, refused, told, tail600(out));
 	usleep(300000);
 	ROW(audit_count(rp.audit, amark, "\"status\":502", NULL) == 0 &&
 		    audit_count(rp.audit, amark, "/drip?t=hi", NULL) <= told,
@@ -1926,12 +1943,7 @@ static void test_remask_held_ignored(void)
 	out = NULL;
 	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
 	/* The same value injected towards another host only: 100. */
-	snprintf(yaml, sizeof(yaml),
-		 "network:\n  allowedDomains: [\"127.0.0.1\", \"api.example.com\"]\n"
-		 "  tlsTerminate:\n    extraCaCertPaths: [\"%s\"]\n"
-		 "credentials:\n  envVars:\n"
-		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"api.example.com\"], injectIn: [header]}\n",
-		 p_ca);
+	held_yaml(yaml, sizeof(yaml), "api.example.com");
 	CU_ASSERT_FATAL(test_px_start(&rp, root, wrap, yaml) == 0);
 	{
 		char *av[] = {TEST_ENV_CLEAN, PY, p_client, "--proxy", (char *)rp.addr, "--target",
@@ -1945,10 +1957,7 @@ static void test_remask_held_ignored(void)
 	    told_streams(out), test_nz(out));
 	free(out);
 	CU_ASSERT_EQUAL(test_px_stop(&rp), 0);
-	explicit_bzero(val, HELD_VAL);
-	explicit_bzero(env, HELD_VAL + 32);
-	free(val);
-	free(env);
+	held_env_free(env);
 }
 
 /*
