@@ -473,6 +473,25 @@ static double body_ns_per_kib(mask_exch_t *x, const char *host, const char *text
 	return best / ((double)len / 1024);
 }
 
+/* The fold's cost on len bytes of sample repeated (name: its language),
+ * printed beside the remask's alone. */
+static void fold_cost_text(mask_exch_t *x, const char *name, const char *sample, size_t slen, size_t len,
+			   int ncred)
+{
+	char *text = malloc(len);
+	double plain, fold;
+
+	CU_ASSERT_FATAL(text != NULL);
+	for (size_t i = 0; i < len; i++)
+		text[i] = sample[i % slen];
+	plain = body_ns_per_kib(x, "other.example.com", text, len);
+	fold = body_ns_per_kib(x, "api.example.com", text, len);
+	fprintf(stderr, "\n    fold cost, %s text, %d credential(s): remask %.0f ns/KiB, remask + fold %.0f ns/KiB "
+			"(+%.0f ns/KiB)",
+		name, ncred, plain, fold, fold - plain);
+	free(text);
+}
+
 static void test_body_case_cost(void)
 {
 	static const char words[] = "{\"Id\": 12345, \"name\": \"Example Repository\", \"URL\": "
@@ -519,18 +538,7 @@ static void test_body_case_cost(void)
 			 * byte in such a block). */
 			static const char tr[] = "{\"ad\": \"\xc4\xb0stanbul \xc5\x9eube\", \"il\": \"D\xc4\xb1yarbak\xc4\xb1r\", "
 						 "\"not\": \"G\xc3\xbcnayd\xc4\xb1n, \xc3\xa7ok g\xc3\xbczel\"},\n";
-			char *ttext = malloc(len);
-			double plain, fold;
-
-			CU_ASSERT_FATAL(ttext != NULL);
-			for (size_t i = 0; i < len; i++)
-				ttext[i] = tr[i % (sizeof(tr) - 1)];
-			plain = body_ns_per_kib(x, "other.example.com", ttext, len);
-			fold = body_ns_per_kib(x, "api.example.com", ttext, len);
-			fprintf(stderr, "\n    fold cost, Turkish text, %d credential(s): remask %.0f ns/KiB, remask + fold "
-					"%.0f ns/KiB (+%.0f ns/KiB)",
-				ncred, plain, fold, fold - plain);
-			free(ttext);
+			fold_cost_text(x, "Turkish", tr, sizeof(tr) - 1, len, ncred);
 		}
 		{
 			/* Round 42: text with a non-ASCII byte in every block
@@ -538,18 +546,7 @@ static void test_body_case_cost(void)
 			 * (Russian, an em dash aside). */
 			static const char ru[] = "{\"\xd0\xb8\xd0\xbc\xd1\x8f\": \"\xd0\x9c\xd0\xbe\xd1\x81\xd0\xba\xd0\xb2\xd0\xb0\", "
 						 "\"note\": \"\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, \xd0\xbc\xd0\xb8\xd1\x80\"},\n";
-			char *rtext = malloc(len);
-			double plain, fold;
-
-			CU_ASSERT_FATAL(rtext != NULL);
-			for (size_t i = 0; i < len; i++)
-				rtext[i] = ru[i % (sizeof(ru) - 1)];
-			plain = body_ns_per_kib(x, "other.example.com", rtext, len);
-			fold = body_ns_per_kib(x, "api.example.com", rtext, len);
-			fprintf(stderr, "\n    fold cost, Russian text, %d credential(s): remask %.0f ns/KiB, remask + fold "
-					"%.0f ns/KiB (+%.0f ns/KiB)",
-				ncred, plain, fold, fold - plain);
-			free(rtext);
+			fold_cost_text(x, "Russian", ru, sizeof(ru) - 1, len, ncred);
 		}
 		{
 			/* A response head's search after its remask: with the
