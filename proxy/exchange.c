@@ -473,8 +473,19 @@ static bool take_response_head(conn_t *c, enum step *st)
 	}
 	if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http)) {
 		*st = conn_refuse(c, 502, NULL, "request", c->rule,
-				  "passavant: %s answered with a Content-Encoding although asked for "
-				  "identity: a coded body cannot be scanned for real values",
+				  "passavant: %s answered with a Content-Encoding (or a Transfer-Encoding other than "
+				  "chunked) although asked for identity: a coded body cannot be scanned for real values",
+				  c->up.peer);
+		return false;
+	}
+	if (c->ex.identity && c->ex.status == 206 && !http1_message_done(c->up.http)) {
+		/* No range went up (http1_write_request_head()), but a server
+		 * may take one from where the proxy does not look (S3's
+		 * partNumber, a field of its own): a part could hold part of a
+		 * real value, which no scan sees whole (SPEC §4.3). */
+		*st = conn_refuse(c, 502, NULL, "request", c->rule,
+				  "passavant: %s answered 206 (Partial Content) although no range was asked: a part of "
+				  "a body may hold part of a real value, which cannot be re-masked; ask for the whole",
 				  c->up.peer);
 		return false;
 	}

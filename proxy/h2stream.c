@@ -513,6 +513,18 @@ static void response_head(struct h2s *s, bool end_stream)
 			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
 		return;
 	}
+	if (s->identity && !end_stream && s->rstatus == 206) {
+		char w[512];
+
+		/* As in HTTP/1.1 (exchange.c): no range was asked, and a part
+		 * may hold part of a real value. */
+		cmask_wipe_drain(s->fields);
+		h2s_answer(s, 502, NULL, s->rule,
+			   "passavant: %s: %s answered 206 (Partial Content) although no range was asked: a part of "
+			   "a body may hold part of a real value, which cannot be re-masked; ask for the whole",
+			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
+		return;
+	}
 	s->status = s->rstatus;
 	s->resp_started = true;
 	if (s->mask != NULL && !end_stream) {

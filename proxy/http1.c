@@ -991,11 +991,14 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 		if (is_hop_by_hop(h, i, keep_upgrade, has_connection) || (skip != NULL && name_is(h, i, skip)))
 			continue;
 		/* Ranges too (SPEC §4.3): two partial responses could each
-		 * hold part of a real value, which no scan would see whole. */
+		 * hold part of a real value, which no scan would see whole;
+		 * Azure Storage's x-ms-range is one (it wins over Range there).
+		 * A 206 that comes anyway is refused (exchange.c). */
 		if (identity &&
 		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions") ||
 		     NAME_IS(h, i, "grpc-accept-encoding") || NAME_IS(h, i, "connect-accept-encoding") ||
-		     NAME_IS(h, i, "range") || NAME_IS(h, i, "if-range") || NAME_IS(h, i, "request-range")))
+		     NAME_IS(h, i, "range") || NAME_IS(h, i, "if-range") || NAME_IS(h, i, "request-range") ||
+		     NAME_IS(h, i, "x-ms-range")))
 			continue;
 		put(w, h->buf + h->hdr[i].noff, h->hdr[i].nlen);
 		put(w, ": ", 2);

@@ -2162,6 +2162,43 @@ static void test_coded(void)
 }
 
 /*
+ * Round 43 of the attack: a 206 from an inject host, which was asked for no
+ * range (range, if-range, request-range and Azure's x-ms-range do not go
+ * up): a server may take one from where the proxy does not look (S3's
+ * partNumber), and parts could each hold part of a real value. 502 on that
+ * stream, the part dropped; another host's 206 passes.
+ */
+static void test_partial(void)
+{
+	char *out = NULL, *aud, *rec;
+	size_t amark = test_file_size(px.audit), rmark = test_file_size(p_h2rec);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", "{\"path\":\"/status/206?t=pt1\"}",
+		 "{\"path\":\"/hello?t=pt2\",\"headers\":[[\"x-ms-range\",\"bytes=0-3\"],[\"range\",\"bytes=0-3\"]]}",
+		 NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 502, "a 206 from an inject host");
+	ROW(!test_has(out, "status 206"), "the 206's body reached the client:\n%s", red(out));
+	want_status(out, 3, 200, "a request with x-ms-range to an inject host");
+	free(out);
+	out = NULL;
+	rec = test_file_since(p_h2rec, rmark);
+	ROW(test_has(rec, "t=pt2") && !test_has(rec, "x-ms-range") && !test_has(rec, "\nrange:"),
+	    "x-ms-range or range went up to an inject host:\n%.1500s", red(rec));
+	free(rec);
+	aud = test_file_since(px.audit, amark);
+	ROW(test_count(aud, "answered 206 (Partial Content) although no range was asked") == 1,
+	    "expected one audit record of the 206:\n%s", red(aud));
+	free(aud);
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", "{\"path\":\"/status/206?t=pt3\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 206, "a 206 from a host that is no inject host");
+	free(out);
+}
+
+/*
  * A SIGHUP reload applies to the next stream of an HTTP/2 tunnel: a
  * stream decides under the policy of its own start, never under the
  * decision the tunnel kept for its target under the policy it was opened
@@ -2731,6 +2768,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "gRPC inside passavant run (intercepted)", test_grpc_run);
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
 	test_add(s, "an inject host's coded answer: 502, its body dropped; identity passes", test_coded);
+	test_add(s, "an inject host's 206 (no range asked): 502; x-ms-range does not go up", test_partial);
 	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
 	test_add(s, "request DATA ending in a real value's prefix: held as any other bytes (oracle)",
 		 test_data_prefix_oracle);

@@ -1658,8 +1658,10 @@ static void test_cut_mid_value(void)
 	}
 }
 
-/* Requests to an inject host lose Range, If-Range and Request-Range (the
- * older name some servers still honour); to another host they keep them. */
+/* Requests to an inject host lose Range, If-Range, Request-Range (the
+ * older name some servers still honour) and x-ms-range (Azure Storage's,
+ * which wins over Range there: round 43 of the attack); to another host
+ * they keep them. */
 static void test_range_stripped(void)
 {
 	struct marks m;
@@ -1671,21 +1673,55 @@ static void test_range_stripped(void)
 		mark(&m);
 		snprintf(req, sizeof(req),
 			 "GET %s/hello HTTP/1.1\r\nHost: x\r\nRange: bytes=0-3\r\nIf-Range: \"e1\"\r\n"
-			 "request-RANGE: bytes=4-7\r\nConnection: close\r\n\r\n", plain_url(h == 0));
+			 "request-RANGE: bytes=4-7\r\nX-Ms-Range: bytes=8-11\r\nConnection: close\r\n\r\n",
+			 plain_url(h == 0));
 		out = raw_pxs(req);
 		ROW(test_has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, test_nz(out));
 		rec = test_file_since(rec_plain, m.plain);
 		if (h == 0)
 			ROW(!test_has(rec, "\r\nRange:") && !test_has(rec, "\r\nIf-Range:") &&
-				    !test_has(rec, "\r\nrequest-RANGE:"),
-			    "the inject host got Range/If-Range/Request-Range: %.300s", rec);
+				    !test_has(rec, "\r\nrequest-RANGE:") && !test_has(rec, "\r\nX-Ms-Range:"),
+			    "the inject host got Range/If-Range/Request-Range/x-ms-range: %.300s", rec);
 		else
 			ROW(test_has(rec, "\r\nRange: bytes=0-3\r\n") && test_has(rec, "\r\nIf-Range: \"e1\"\r\n") &&
-				    test_has(rec, "\r\nrequest-RANGE: bytes=4-7\r\n"),
+				    test_has(rec, "\r\nrequest-RANGE: bytes=4-7\r\n") &&
+				    test_has(rec, "\r\nX-Ms-Range: bytes=8-11\r\n"),
 			    "another host lost Range/If-Range/Request-Range: %.300s", rec);
 		free(rec);
 		free(out);
 		free(audit_since(&m));
+	}
+}
+
+/* A 206 from an inject host, which was asked for no range: a server may
+ * take one from where the proxy does not look (S3's partNumber query, a
+ * field of its own), and two parts could each hold part of a real value
+ * that no scan sees whole. 502, the part never sent; another host's 206
+ * passes; a 206 with no body (HEAD) passes too (round 43 of the attack). */
+static void test_partial_refused(void)
+{
+	struct marks m;
+
+	NEED_READY();
+	for (int v = 0; v < 3; v++) {
+		char req[512], *out, *aud;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "%s %s/status/206?partNumber=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+			 v == 2 ? "HEAD" : "GET", plain_url(v != 1));
+		out = raw_pxs(req);
+		aud = audit_since(&m);
+		if (v == 0) {
+			ROW(test_has(out, "HTTP/1.1 502 ") && !test_has(out, "status 206"),
+			    "an inject host's 206 was not refused: %.300s", test_nz(out));
+			ROW(test_has(aud, "answered 206 (Partial Content) although no range was asked"),
+			    "no audit line names the 206: %.400s", test_nz(aud));
+		} else {
+			ROW(test_has(out, "HTTP/1.1 206 "), "variant %d (%s): the 206 did not pass: %.300s", v,
+			    v == 1 ? "another host" : "HEAD", test_nz(out));
+		}
+		free(aud);
+		free(out);
 	}
 }
 
@@ -3010,6 +3046,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "8: WebSocket value split across fragments, a ping, messages", test_ws_split);
 	test_add(s, "8: upstream cut mid-value (CL short, chunked unfinished): dropped", test_cut_mid_value);
 	test_add(s, "8: Range/If-Range stripped towards inject hosts", test_range_stripped);
+	test_add(s, "8: a 206 from an inject host (no range asked): 502; another host's passes",
+		 test_partial_refused);
 	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
 	test_add(s, "method override: h1 fields refused where the rule does not allow the method",
 		 test_override_h1_header);
