@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 
 #include "base/defaults.h"
+#include "formmethod.h"
 #include "log.h"
 #include "sockio.h"
 
@@ -236,6 +237,21 @@ static bool identity_coded(const http1_t *h)
 			continue;
 		}
 		if (cmask_coding_field(name, nlen) && !cmask_coding_scannable(val, vlen))
+			return false;
+	}
+	return true;
+}
+
+/* Whether every Content-Type field of h names only charsets that keep
+ * ASCII's bytes (formmethod_charsets_ascii()). */
+static bool charset_ascii(const http1_t *h)
+{
+	const char *name, *val;
+	size_t nlen, vlen;
+
+	for (size_t i = 0; i < http1_header_count(h); i++) {
+		http1_header(h, i, &name, &nlen, &val, &vlen);
+		if (nlen == 12 && strncasecmp(name, "content-type", 12) == 0 && !formmethod_charsets_ascii(val, vlen))
 			return false;
 	}
 	return true;
@@ -475,6 +491,17 @@ static bool take_response_head(conn_t *c, enum step *st)
 		*st = conn_refuse(c, 502, NULL, "request", c->rule,
 				  "passavant: %s answered with a Content-Encoding (or a Transfer-Encoding other than "
 				  "chunked) although asked for identity: a coded body cannot be scanned for real values",
+				  c->up.peer);
+		return false;
+	}
+	if (c->ex.identity && !http1_message_done(c->up.http) && !charset_ascii(c->up.http)) {
+		/* Asked for no charset (Accept-Charset does not go up), but
+		 * a server may take one from Accept's charset parameter
+		 * (ASP.NET Core, JAX-RS): in UTF-16 a real value is no byte
+		 * string the re-masker knows. */
+		*st = conn_refuse(c, 502, NULL, "request", c->rule,
+				  "passavant: %s answered in a charset whose bytes are not ASCII's (UTF-16, UTF-32, "
+				  "EBCDIC, or one not known): its body cannot be scanned for real values; ask for UTF-8",
 				  c->up.peer);
 		return false;
 	}

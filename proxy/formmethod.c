@@ -907,6 +907,11 @@ static bool charsets_ascii(const char *ct, size_t len)
 	return true;
 }
 
+bool formmethod_charsets_ascii(const char *ct, size_t len)
+{
+	return charsets_ascii(ct, len);
+}
+
 enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctlen, fm_judge_fn judge,
 			       const void *judge_arg)
 {

@@ -146,6 +146,18 @@ struct formmethod {
 	const char *where;          /* refused: what named it, for the reason */
 };
 
+/*
+ * Whether every charset the Content-Type value ct[0..len) names (as a
+ * form's is read: any "charset=" in it, and no RFC 2231 "charset*") keeps
+ * ASCII's bytes for ASCII's characters (UTF-8, ISO-8859-*, windows-125*,
+ * the multibyte ones whose ASCII bytes stand for themselves): true too
+ * when it names none. UTF-16, UTF-32, UTF-7, EBCDIC, ISO-2022-* and names
+ * not known: false. The response side asks it of an inject host's body
+ * (exchange.c, h2stream.c): a real value in UTF-16 is no byte string the
+ * re-masker knows.
+ */
+bool formmethod_charsets_ascii(const char *ct, size_t len) NONNULL(1);
+
 /* How formmethod_begin() went. */
 enum fm_begin {
 	FM_OFF,       /* the body is not read (a type no framework takes a _method from) */

@@ -123,7 +123,8 @@ static bool dropped(const char *name, size_t len, bool identity)
 	if (IS("proxy-authorization"))
 		return true;
 	return identity && (IS("accept-encoding") || IS("grpc-accept-encoding") || IS("connect-accept-encoding") ||
-			    IS("range") || IS("if-range") || IS("request-range") || IS("x-ms-range"));
+			    IS("range") || IS("if-range") || IS("request-range") || IS("x-ms-range") ||
+			    IS("accept-charset"));
 #undef IS
 }
 

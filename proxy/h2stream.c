@@ -441,6 +441,17 @@ static bool body_scannable(const nghttp2_nv *nv, size_t n)
 	return true;
 }
 
+/* Whether every content-type of nv[0, n) names only charsets that keep
+ * ASCII's bytes (formmethod_charsets_ascii()). */
+static bool charset_ascii(const nghttp2_nv *nv, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (nv[i].namelen == 12 && memcmp(nv[i].name, "content-type", 12) == 0 &&
+		    !formmethod_charsets_ascii((const char *)nv[i].value, nv[i].valuelen))
+			return false;
+	return true;
+}
+
 /* A whole response head, interim head or trailer block from the upstream. */
 static void response_head(struct h2s *s, bool end_stream)
 {
@@ -510,6 +521,17 @@ static void response_head(struct h2s *s, bool end_stream)
 		h2s_answer(s, 502, NULL, s->rule,
 			   "passavant: %s: %s answered with a Content-Encoding although asked for identity: "
 			   "a coded body cannot be scanned for real values",
+			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
+		return;
+	}
+	if (s->identity && !end_stream && !charset_ascii(nv + 1, (size_t)n)) {
+		char w[512];
+
+		/* As in HTTP/1.1 (exchange.c): a body in UTF-16 cannot be scanned. */
+		cmask_wipe_drain(s->fields);
+		h2s_answer(s, 502, NULL, s->rule,
+			   "passavant: %s: %s answered in a charset whose bytes are not ASCII's (UTF-16, UTF-32, "
+			   "EBCDIC, or one not known): its body cannot be scanned for real values; ask for UTF-8",
 			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
 		return;
 	}

@@ -998,7 +998,7 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions") ||
 		     NAME_IS(h, i, "grpc-accept-encoding") || NAME_IS(h, i, "connect-accept-encoding") ||
 		     NAME_IS(h, i, "range") || NAME_IS(h, i, "if-range") || NAME_IS(h, i, "request-range") ||
-		     NAME_IS(h, i, "x-ms-range")))
+		     NAME_IS(h, i, "x-ms-range") || NAME_IS(h, i, "accept-charset")))
 			continue;
 		put(w, h->buf + h->hdr[i].noff, h->hdr[i].nlen);
 		put(w, ": ", 2);

@@ -2199,6 +2199,54 @@ static void test_partial(void)
 }
 
 /*
+ * Round 43 of the attack (F2): an inject host answering in a charset whose
+ * bytes are not ASCII's (ASP.NET Core's JSON formatters write UTF-16 when
+ * Accept-Charset or Accept's charset asks for it): the echoed real value
+ * is no byte string the re-masker knows. 502 on that stream; UTF-8 and
+ * Latin-1 pass re-masked; another host's UTF-16 passes; accept-charset
+ * does not go up to an inject host.
+ */
+static void test_charset(void)
+{
+	static const char *const cs[] = {"utf-16", "utf-16-le", "utf-32", "cp037", "utf-8", "iso-8859-1"};
+	enum { N = sizeof(cs) / sizeof(cs[0]) };
+	char hex[2 * TOK_LEN + 1], spec[N][2 * TOK_LEN + 100], *out = NULL, *aud, *rec;
+	size_t amark = test_file_size(px.audit), rmark = test_file_size(p_h2rec);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	for (size_t i = 0; i < N; i++)
+		snprintf(spec[i], sizeof(spec[i]), "{\"path\":\"/charset?t=cs%zu&cs=%s&x=%s\"}", i, cs[i], hex);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec[0], spec[1], spec[2], spec[3], spec[4],
+		 spec[5], "{\"path\":\"/hello?t=csa\",\"headers\":[[\"accept-charset\",\"utf-16\"]]}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	for (int i = 0; i < 4; i++)
+		want_status(out, 1 + 2 * i, 502, "a UTF-16/UTF-32/EBCDIC answer from an inject host");
+	want_status(out, 9, 200, "a UTF-8 answer from an inject host");
+	want_status(out, 11, 200, "a Latin-1 answer from an inject host");
+	ROW(test_hasf(out, "stream 9 body charset:%s\\x0a\n", sent_tok), "the UTF-8 body is not re-masked:\n%s",
+	    red(out));
+	want_status(out, 13, 200, "a request with accept-charset");
+	no_real_in(out, "the raw client's output (charset)");
+	free(out);
+	out = NULL;
+	rec = test_file_since(p_h2rec, rmark);
+	ROW(test_has(rec, "t=csa") && !test_has(rec, "accept-charset"),
+	    "accept-charset went up to an inject host:\n%.1500s", red(rec));
+	free(rec);
+	aud = test_file_since(px.audit, amark);
+	ROW(test_count(aud, "answered in a charset whose bytes are not ASCII's") == 4,
+	    "expected 4 audit records of a charset refused:\n%s", red(aud));
+	free(aud);
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", "{\"path\":\"/charset?t=cs9&cs=utf-16&x=6f6b\"}",
+		 NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "a UTF-16 answer from a host that is no inject host");
+	free(out);
+}
+
+/*
  * A SIGHUP reload applies to the next stream of an HTTP/2 tunnel: a
  * stream decides under the policy of its own start, never under the
  * decision the tunnel kept for its target under the policy it was opened
@@ -2769,6 +2817,8 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
 	test_add(s, "an inject host's coded answer: 502, its body dropped; identity passes", test_coded);
 	test_add(s, "an inject host's 206 (no range asked): 502; x-ms-range does not go up", test_partial);
+	test_add(s, "an inject host's answer in UTF-16 (a charset not ASCII's): 502; accept-charset does not go up",
+		 test_charset);
 	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
 	test_add(s, "request DATA ending in a real value's prefix: held as any other bytes (oracle)",
 		 test_data_prefix_oracle);

@@ -1725,6 +1725,66 @@ static void test_partial_refused(void)
 	}
 }
 
+/* An inject host's answer in a charset whose bytes are not ASCII's
+ * (ASP.NET Core writes JSON in UTF-16 when Accept-Charset or Accept's
+ * charset asks): a real value in it is no byte string the re-masker
+ * knows. 502; UTF-8 and a quoted Latin-1 pass; another host's UTF-16
+ * passes; Accept-Charset does not go up to an inject host (round 43 of
+ * the attack, F2). */
+static void test_charset_refused(void)
+{
+	static const struct {
+		const char *ct;
+		bool inject, refused;
+	} rows[] = {
+	    {"text/plain%3B%20charset%3Dutf-16", true, true},
+	    {"application/json%3B%20charset%3D%22UTF-32LE%22", true, true},
+	    {"text/html%3Bcharset%3DIBM037", true, true},
+	    {"text/plain%3B%20charset%3Dutf-7", true, true},
+	    {"text/plain%3B%20charset%3Dutf-8", true, false},
+	    {"text/plain%3B%20charset%3D%22iso-8859-1%22", true, false},
+	    {"application/json", true, false},
+	    {"text/plain%3B%20charset%3Dutf-16", false, false},
+	};
+	struct marks m;
+
+	NEED_READY();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char req[512], *out, *aud;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "GET %s/headers?Content-Type=%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+			 plain_url(rows[i].inject), rows[i].ct);
+		out = raw_pxs(req);
+		aud = audit_since(&m);
+		if (rows[i].refused) {
+			ROW(test_has(out, "HTTP/1.1 502 ") && test_has(aud, "answered in a charset whose bytes are not ASCII's"),
+			    "row %zu (%s): not refused: %.300s", i, rows[i].ct, test_nz(out));
+		} else {
+			ROW(test_has(out, "HTTP/1.1 200 "), "row %zu (%s, %s): refused: %.300s", i, rows[i].ct,
+			    rows[i].inject ? "inject host" : "another host", test_nz(out));
+		}
+		free(aud);
+		free(out);
+	}
+	for (int h = 0; h < 2; h++) {
+		char req[512], *out, *rec;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "GET %s/hello HTTP/1.1\r\nHost: x\r\nAccept-Charset: utf-16\r\nConnection: close\r\n\r\n",
+			 plain_url(h == 0));
+		out = raw_pxs(req);
+		rec = test_file_since(rec_plain, m.plain);
+		ROW(test_has(out, "HTTP/1.1 200 "), "host %d: not 200: %.200s", h, test_nz(out));
+		ROW(h == 0 ? !test_has(rec, "Accept-Charset") : test_has(rec, "\r\nAccept-Charset: utf-16\r\n"),
+		    "host %d (%s): Accept-Charset %s: %.300s", h, h == 0 ? "inject" : "another",
+		    h == 0 ? "went up" : "was lost", rec);
+		free(rec);
+		free(out);
+		free(audit_since(&m));
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* passavant run                                                        */
 /* ------------------------------------------------------------------ */
@@ -3048,6 +3108,8 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "8: Range/If-Range stripped towards inject hosts", test_range_stripped);
 	test_add(s, "8: a 206 from an inject host (no range asked): 502; another host's passes",
 		 test_partial_refused);
+	test_add(s, "8: an inject host's answer in UTF-16 (a charset not ASCII's): 502; Accept-Charset does not go up",
+		 test_charset_refused);
 	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
 	test_add(s, "method override: h1 fields refused where the rule does not allow the method",
 		 test_override_h1_header);

@@ -62,6 +62,11 @@ x-upstream-stream: S:
                       the body "coded:VALUE\\n" (VALUE as for /reflect),
                       gzip-compressed unless E is identity: an upstream that
                       codes although asked for identity
+    /charset?cs=NAME&x=HEX
+                      200 with content-type: text/plain; charset=NAME and the
+                      body "charset:VALUE\n" (VALUE as for /reflect) in that
+                      charset (Python's codec of that name): a server that
+                      answers in the charset the client's Accept named
     /slowecho?n=N&ms=M
                       200 at once (no content-length), then the request
                       body echoed as it comes, N bytes at a time, each
@@ -321,6 +326,10 @@ class Conn:
                 body = gzip.compress(body)
             field = args.get('field', 'content-encoding').encode('latin-1')
             self.respond(st, 200, body, extra=[(field, enc.encode('latin-1'))])
+        elif base == '/charset':
+            cs = args.get('cs', 'utf-8')
+            body = (b'charset:' + bytes.fromhex(args.get('x', '')) + b'\n').decode('latin-1').encode(cs)
+            self.respond(st, 200, body, extra=[(b'content-type', b'text/plain; charset=' + cs.encode('latin-1'))])
         elif base == '/fieldname':
             # the bytes HEX encodes, lower-cased, in a field's name (as an
             # HTTP/2 server writes every name): x-VALUE: 1, body "ok\n"
