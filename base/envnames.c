@@ -70,7 +70,17 @@ const char *const env_code_opt_vars[] = {
 	 * erl_flags()); GHC's package environment file (its package
 	 * databases and packages every ghc and ghci loads); mix's project
 	 * file (MIX_EXS: Elixir code every mix runs) */
-	"ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ELIXIR_ERL_OPTIONS", "GHC_ENVIRONMENT", "MIX_EXS", NULL,
+	"ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ELIXIR_ERL_OPTIONS", "GHC_ENVIRONMENT", "MIX_EXS",
+	/* Round 43: the options every compile of the BEAM's compiler takes
+	 * from the environment (compile:env_compiler_options(): erlc,
+	 * rebar3, mix's Erlang sources; {parse_transform, Mod} runs Mod,
+	 * from the code path, whose first entry is the working directory;
+	 * {i, Dir} the headers included); the emulator erlc and escript
+	 * run (the program, by path) and the one erlexec runs detached;
+	 * stack's project and user configuration files (the compiler, the
+	 * programs and the packages every stack build runs) */
+	"ERL_COMPILER_OPTIONS", "ERLC_EMULATOR", "ESCRIPT_EMULATOR", "CERL_DETACHED_PROG", "STACK_YAML",
+	"STACK_CONFIG", "STACK_GLOBAL_CONFIG", NULL,
 };
 
 /*
@@ -269,6 +279,23 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"OCTAVE_SITE_INITFILE", true},
 	{"OCTAVE_VERSION_INITFILE", true},
 	{"MAKEFILES", false},
+	/* Round 43: what round 42 left of those. mix's dependencies and
+	 * build directories (every dependency's mix.exs runs at every mix;
+	 * _build's ebin/ is the code path of every mix run), the root they
+	 * default under, its extra code paths and Mix.install's cache;
+	 * Racket's roots of compiled code (a .zo there loads in place of
+	 * the source's; "same" and a relative root without ".." name the
+	 * source's own directory, env_list_entry()) and its configuration
+	 * directory (config.rktd: the collection and library directories);
+	 * the Erlang installation erl starts from (its bin/ and lib/) */
+	{"MIX_DEPS_PATH", true},
+	{"MIX_BUILD_PATH", true},
+	{"MIX_BUILD_ROOT", true},
+	{"MIX_PATH", false},
+	{"MIX_INSTALL_DIR", true},
+	{"PLTCOMPILEDROOTS", false},
+	{"PLTCONFIGDIR", true},
+	{"ERL_ROOTDIR", true},
 	{NULL, false},
 };
 
@@ -367,6 +394,15 @@ size_t env_list_len(const char *name, size_t nlen, const char *s)
 	return (size_t)(v - s) + skip + strcspn(v + skip, ":");
 }
 
+/* Whether the path (p, len) has a ".." component. */
+static bool dotdot(const char *p, size_t len)
+{
+	for (size_t k = 0; k + 1 < len; k++)
+		if (p[k] == '.' && p[k + 1] == '.' && (k == 0 || p[k - 1] == '/') && (k + 2 == len || p[k + 2] == '/'))
+			return true;
+	return false;
+}
+
 bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len)
 {
 	/* Round 42: nix's search path: "name=place" or "place"; a URL
@@ -379,6 +415,24 @@ bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len)
 			*len -= (size_t)(eq + 1 - *e), *e = eq + 1;
 		if (memmem(*e, *len, "://", 3) != NULL || (*len >= 8 && strncmp(*e, "channel:", 8) == 0) ||
 		    (*len >= 6 && strncmp(*e, "flake:", 6) == 0))
+			*len = 0;
+		return true;
+	}
+	/* Round 43: Racket's compiled-file roots: "same" and a relative
+	 * root are under each source file's own directory (where compiled/
+	 * is by default): no other place, but for a root climbing out of
+	 * it with ".."; "@(version)" is Racket's: the place is the
+	 * directory before it */
+	if (nlen == 16 && memcmp(name, "PLTCOMPILEDROOTS", 16) == 0) {
+		const char *at = memmem(*e, *len, "@(", 2);
+
+		if (at != NULL) {
+			*len = (size_t)(at - *e);
+			while (*len > 1 && (*e)[*len - 1] == '/')
+				(*len)--;
+		}
+		if ((*len == 4 && strncmp(*e, "same", 4) == 0) ||
+		    (*len > 0 && (*e)[0] != '/' && !dotdot(*e, *len)))
 			*len = 0;
 		return true;
 	}
@@ -448,6 +502,24 @@ const char *env_code_var_as(const char *name, size_t len)
 	 * jars load), read as the launchers' JVM options are */
 	if (is(name, len, "JAVACMD"))
 		return "GIT_SSH";
+	/* Round 43: erlexec reads ERL_OTP<release>_FLAGS before ERL_AFLAGS
+	 * (undocumented; ERL_<release>_FLAGS before OTP 17: ERL_R16B_FLAGS),
+	 * the release's digits in the name */
+	if (starts(name, len, "ERL_") && ends(name, len, "_FLAGS") && len > 10) {
+		const char *m = name + 4;
+		size_t ml = len - 10, k = 0;
+
+		if (ml > 3 && memcmp(m, "OTP", 3) == 0)
+			k = 3;
+		else if (m[0] == 'R')
+			k = 1;
+		if (k < ml && m[k] >= '0' && m[k] <= '9') {
+			while (k < ml && ((m[k] >= '0' && m[k] <= '9') || m[k] == 'A' || m[k] == 'B' || m[k] == '_'))
+				k++;
+			if (k == ml)
+				return "ERL_FLAGS";
+		}
+	}
 	if (is(name, len, "MAVEN_ARGS"))
 		return "MAVEN_OPTS";
 	if (is(name, len, "ANT_ARGS"))

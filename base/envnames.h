@@ -64,7 +64,8 @@ extern const struct env_plugin_var env_startup_vars[];
  * their name's end (<NAME>_OPTS, _JAVA_OPTIONS, _JVMFLAGS, _JVM_OPTS,
  * _JVM_OPTIONS: CATALINA_OPTS, KAFKA_OPTS, ES_JAVA_OPTS, ...) as
  * "_OPTS", read as a JVM reads its options, and yarn's script shell as
- * GIT_SSH. NULL: none.
+ * GIT_SSH; round 43: erlexec's ERL_OTP<release>_FLAGS (ERL_R16B_FLAGS
+ * before OTP 17) as ERL_FLAGS. NULL: none.
  */
 const char *env_code_var_as(const char *name, size_t len);
 
@@ -92,7 +93,10 @@ int env_startup_family(const char *name, size_t len, bool *one);
  * when the entry holds a '$' or a '{' (kpathsea expands them: no place
  * passavant can judge before TeX runs). Round 42: nix's NIX_PATH entry
  * "name=place" is trimmed to its place, and one that names no place
- * here (a URL, channel:, flake:) has *len set to 0: skipped.
+ * here (a URL, channel:, flake:) has *len set to 0: skipped. Round 43:
+ * Racket's PLTCOMPILEDROOTS entry is cut before its "@(version)", and
+ * "same" or a relative root without a ".." component (under each
+ * source's own directory) has *len set to 0.
  */
 const char *env_list_seps(const char *name, size_t len);
 bool env_list_entry(const char *name, size_t nlen, const char **e, size_t *len);

@@ -43,7 +43,10 @@ static const char *const exec_vars[] = {"GIT_SSH",
 					/* round 38: cargo's linkers (run by path, a
 					 * relative one with a '/' from the working
 					 * directory; CARGO_TARGET_<triple>_LINKER) */
-					"CARGO_HOST_LINKER"};
+					"CARGO_HOST_LINKER",
+					/* round 43: the program erlexec runs as the
+					 * emulator of a detached node */
+					"CERL_DETACHED_PROG"};
 static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
 					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
 					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
@@ -77,7 +80,12 @@ static const char *const file_vars[] = {"CMAKE_TOOLCHAIN_FILE",       "CORECLR_P
 					/* round 42: mix's project file (Elixir code run
 					 * by every mix, from the working directory when
 					 * relative) */
-					"MIX_EXS"};
+					"MIX_EXS",
+					/* round 43: stack's user and global
+					 * configuration (the GHC, the programs and
+					 * the package indexes every stack build
+					 * uses) */
+					"STACK_CONFIG", "STACK_GLOBAL_CONFIG"};
 /* A program and its arguments split on white space, as cargo reads a
  * runner, a credential provider or doc.browser (round 38: the value of
  * CARGO_TARGET_<triple>_RUNNER, CARGO_REGISTRIES_<name>_CREDENTIAL_PROVIDER,
@@ -85,7 +93,11 @@ static const char *const file_vars[] = {"CMAKE_TOOLCHAIN_FILE",       "CORECLR_P
  * with a '/' from the working directory, a precommand's or an
  * interpreter's words read as program_words() reads them ("sudo -E",
  * "python3 ./run.py"). cargo's own providers ("cargo:token") name none. */
-static const char *const argv_vars[] = {"CARGO_REGISTRY_CREDENTIAL_PROVIDER", "CARGO_DOC_BROWSER"};
+static const char *const argv_vars[] = {"CARGO_REGISTRY_CREDENTIAL_PROVIDER", "CARGO_DOC_BROWSER",
+					/* round 43: the emulator erlc and escript
+					 * start (a program's path; older releases
+					 * split it into words) */
+					"ERLC_EMULATOR", "ESCRIPT_EMULATOR"};
 
 struct copt {
 	const char *var;
@@ -314,6 +326,8 @@ static int emit_file_url(const struct copt *c, const char *u)
  * "--opt value", "--opt=value", "-rvalue".
  * A file: URL is read as its path; data: and node: name no file.
  */
+static int code_literals(const struct copt *c, const char *code);
+
 static int node_opts(const struct copt *c, const struct words *t)
 {
 	static const char *const mods[] = {"--require", "-r", "--import", "--loader", "--experimental-loader",
@@ -345,6 +359,45 @@ static int node_opts(const struct copt *c, const struct words *t)
 		 * takes no value and is not allowed in NODE_OPTIONS) */
 		if (a == NULL && bun && strncmp(s, "-c", 2) == 0)
 			a = s[2] == '=' ? s + 3 : s[2] != '\0' ? s + 2 : i + 1 < t->n ? t->v[++i] : NULL;
+		/* Round 43: bun's -e/--eval and -p/--print run their code in
+		 * every bun (node allows neither in NODE_OPTIONS): the files
+		 * it names (code_literals()) */
+		if (a == NULL && bun) {
+			static const char *const evals[] = {"--eval", "--print", "-e", "-p"};
+			const char *code = NULL;
+
+			for (size_t k = 0; k < ARRAY_LEN(evals) && code == NULL; k++) {
+				size_t ol = strlen(evals[k]);
+
+				if (strncmp(s, evals[k], ol) != 0)
+					continue;
+				code = s[ol] == '=' ? s + ol + 1
+				       : s[ol] != '\0' ? (ol == 2 ? s + ol : NULL)
+				       : i + 1 < t->n ? t->v[++i]
+						      : NULL;
+			}
+			if (code != NULL) {
+				int r = code_literals(c, code);
+
+				if (r != 0)
+					return r;
+				continue;
+			}
+		}
+		/* Round 43: node's (and bun's) --test-reporter loads a module
+		 * (but for node's own reporters) into every `node --test` */
+		if (a == NULL && strncmp(s, "--test-reporter", 15) == 0 && (s[15] == '\0' || s[15] == '=')) {
+			static const char *const own[] = {"spec", "tap", "dot", "junit", "lcov", "dots"};
+			const char *m = s[15] == '=' ? s + 16 : i + 1 < t->n ? t->v[++i] : NULL;
+			bool builtin = false;
+
+			for (size_t k = 0; m != NULL && k < ARRAY_LEN(own); k++)
+				builtin = builtin || strcmp(m, own[k]) == 0;
+			if (m != NULL && !builtin && m[0] != '\0') {
+				a = m;
+				mod = true;
+			}
+		}
 		if (a != NULL) {
 			/* An empty value is not "."; named for the refusal. */
 			int r = a[0] == '\0' ? c->fn(c->arg, c->var, "", true)
@@ -2180,6 +2233,103 @@ static int erl_flags(const struct copt *c, const char *val)
 	return r;
 }
 
+/*
+ * One token of an Erlang term at *s (as erl_scan reads it): an atom,
+ * bare ([a-z][A-Za-z0-9_@]*) or in '' ('a'), a string in "" (both with
+ * '\' escaping the next character), copied into buf (cut at size - 1):
+ * 'a' or '"'; else the punctuation character itself ('{', ',', ...),
+ * white space skipped; 0 at the end. *s is moved past it.
+ */
+static char erl_token(const char **s, char *buf, size_t size)
+{
+	const char *p = *s;
+	size_t n = 0;
+	char kind;
+
+	while (*p != '\0' && isspace((unsigned char)*p))
+		p++;
+	if (*p == '\0') {
+		*s = p;
+		return 0;
+	}
+	if (*p == '\'' || *p == '"') {
+		char q = *p++;
+
+		kind = q == '"' ? '"' : 'a';
+		for (; *p != '\0' && *p != q; p++) {
+			if (*p == '\\' && p[1] != '\0')
+				p++;
+			if (n + 1 < size)
+				buf[n++] = *p;
+		}
+		if (*p == q)
+			p++;
+	} else if (*p >= 'a' && *p <= 'z') {
+		kind = 'a';
+		for (; isalnum((unsigned char)*p) || *p == '_' || *p == '@'; p++)
+			if (n + 1 < size)
+				buf[n++] = *p;
+	} else {
+		kind = *p++;
+	}
+	buf[n] = '\0';
+	*s = p;
+	return kind;
+}
+
+/*
+ * Round 43: ERL_COMPILER_OPTIONS, the options every compile of the
+ * BEAM's compiler adds (compile:env_compiler_options(): erlc, rebar3,
+ * mix compiling a project's Erlang sources, c:c/1), an Erlang term: a
+ * list of options or one. {parse_transform, Mod} and {core_transform,
+ * Mod} load Mod and run it on every module compiled; Mod is looked for
+ * on the code path, whose first entry is the working directory: given
+ * as "./Mod.beam" (relative: `run` refuses), or Mod.beam when Mod is a
+ * path from '/'. {i, Dir}: a directory searched for the headers every
+ * compile includes (-include("x.hrl"): code). Atoms such as
+ * debug_info, deterministic, warnings_as_errors, {d, 'TEST'} name none.
+ */
+static int erl_compiler_opts(const struct copt *c, const char *val)
+{
+	char key[64], tok[PATH_MAX];
+	/* the tokens read of "{ key ," so far: 0 none, 1 '{', 2 its atom,
+	 * 3 the ',' after it */
+	int at = 0;
+
+	for (const char *s = val;;) {
+		char kind = erl_token(&s, tok, sizeof(tok));
+		int r = 0;
+
+		if (kind == 0)
+			return 0;
+		if (at == 3 && (kind == 'a' || kind == '"') && tok[0] != '\0') {
+			if (strcmp(key, "i") == 0) {
+				r = emit(c, tok, strlen(tok), false, NULL);
+			} else if (strcmp(key, "parse_transform") == 0 || strcmp(key, "core_transform") == 0) {
+				char mod[PATH_MAX + 16];
+				int n = snprintf(mod, sizeof(mod), "%s%s.beam", tok[0] == '/' ? "" : "./", tok);
+
+				if (n > 0 && (size_t)n < sizeof(mod))
+					r = emit(c, mod, (size_t)n, true, NULL);
+			}
+			if (r != 0)
+				return r;
+			at = 0;
+			continue;
+		}
+		if (kind == '{') {
+			at = 1;
+		} else if (at == 1 && kind == 'a') {
+			(void)snprintf(key, sizeof(key), "%s", tok);
+			at = 2;
+		} else if (at == 2 && kind == ',') {
+			at = 3;
+		} else {
+			at = 0;
+		}
+	}
+}
+
 /* The JVM's option variables: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
  * _JAVA_OPTIONS, and the launchers' JAVA_OPTS, MAVEN_OPTS, ... */
 static bool jvm_var(const char *as)
@@ -2214,8 +2364,17 @@ int policy_code_options_as(const char *var, const char *as, const char *val, pol
 		return cargo_alias(&c, val);
 	if (strcmp(var, "GOFLAGS") == 0)
 		return go_flags(&c, val);
+	if (strcmp(var, "ERL_COMPILER_OPTIONS") == 0)
+		return erl_compiler_opts(&c, val);
 	if (strncmp(var, "ERL_", 4) == 0 || strcmp(var, "ELIXIR_ERL_OPTIONS") == 0)
 		return erl_flags(&c, val);
+	/* Round 43: stack's project file, found by stack in the working
+	 * directory and each one above it when unset: a relative value is
+	 * one more name there (the session could leave a stack.yaml in any
+	 * directory it writes as well), an absolute one a file every stack
+	 * reads wherever it starts */
+	if (strcmp(var, "STACK_YAML") == 0)
+		return val[0] == '/' ? emit(&c, val, strlen(val), true, NULL) : 0;
 	/* Round 42: GHC's package environment: "-" is none; any other
 	 * value is read as a file first (from the working directory when
 	 * relative), a name under ~/.ghc only when no such file exists */

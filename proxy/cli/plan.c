@@ -1468,6 +1468,14 @@ static int plan_relative_config(const struct plan_host *h)
 		{"PUB_CACHE", RC_ONE}, {"DENO_INSTALL_ROOT", RC_ONE}, {"NIX_CONF_DIR", RC_ONE},
 		{"NIX_USER_CONF_FILES", RC_LIST}, {"NIX_PATH", RC_LIST}, {"OCTAVE_SITE_INITFILE", RC_ONE},
 		{"OCTAVE_VERSION_INITFILE", RC_ONE},
+		/* round 43: mix's dependencies, build directories, extra code
+		 * paths and Mix.install's cache, Racket's compiled-file roots
+		 * (a relative one without ".." is under each source's own
+		 * directory: skipped, base/envnames.c env_list_entry()) and
+		 * configuration directory, the Erlang installation erl starts */
+		{"MIX_DEPS_PATH", RC_ONE}, {"MIX_BUILD_PATH", RC_ONE}, {"MIX_BUILD_ROOT", RC_ONE},
+		{"MIX_PATH", RC_LIST}, {"MIX_INSTALL_DIR", RC_ONE}, {"PLTCOMPILEDROOTS", RC_LIST},
+		{"PLTCONFIGDIR", RC_ONE}, {"ERL_ROOTDIR", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and

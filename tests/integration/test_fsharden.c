@@ -2685,6 +2685,119 @@ static void test_code_homes_r42(void)
 }
 
 /*
+ * Round 43 (fix43v): what round 42 left, by family. The BEAM's compiler
+ * options from the environment (ERL_COMPILER_OPTIONS: a parse transform
+ * runs at every compile), erlexec's ERL_OTP<release>_FLAGS (read before
+ * ERL_AFLAGS), the emulators erlc, escript and a detached erlexec run,
+ * stack's project and user files, bun's -e code, node's --test-reporter
+ * module; the homes mix's dependencies and builds, its extra code path,
+ * Racket's compiled-file roots and configuration directory, the Erlang
+ * installation (ERL_ROOTDIR): in a writable tree read-only; relative
+ * ones refuse the start; what CI images set starts.
+ */
+static void test_code_homes_r43(void)
+{
+	static const char *const vars[][2] = {
+		{"ERL_OTP27_FLAGS=+S 2 -boot @W@/boot43-x", "boot43-x.boot"},
+		{"ERL_COMPILER_OPTIONS=[debug_info, {parse_transform, '@W@/pt43-x'}]", "pt43-x.beam"},
+		{"ERLC_EMULATOR=@W@/erlcemu43-x", "erlcemu43-x"},
+		{"ESCRIPT_EMULATOR=@W@/escemu43-x", "escemu43-x"},
+		{"CERL_DETACHED_PROG=@W@/cerl43-x", "cerl43-x"},
+		{"STACK_YAML=@W@/stack43-x.yaml", "stack43-x.yaml"},
+		{"STACK_CONFIG=@W@/stackcfg43-x.yaml", "stackcfg43-x.yaml"},
+		{"BUN_OPTIONS=-e \"require('@W@/bunev43-x.js')\"", "bunev43-x.js"},
+		{"NODE_OPTIONS=--test-reporter=@W@/rep43-x.mjs", "rep43-x.mjs"},
+		{"MIX_DEPS_PATH=@W@/deps43-x", "deps43-x/x/mix.exs"},
+		{"MIX_BUILD_PATH=@W@/build43-x", "build43-x/lib/x/ebin/x.beam"},
+		{"MIX_PATH=/nonexistent-x:@W@/mixpath43-x", "mixpath43-x/x.beam"},
+		{"MIX_INSTALL_DIR=@W@/mixinst43-x", "mixinst43-x/x/x.beam"},
+		{"PLTCOMPILEDROOTS=same:@W@/zo43-x/@(version)", "zo43-x/8.0/x_rkt.zo"},
+		{"PLTCONFIGDIR=@W@/pltcfg43-x", "pltcfg43-x/config.rktd"},
+		{"ERL_ROOTDIR=@W@/otp43-x", "otp43-x/bin/erl"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	static const char *const rel[][4] = {
+		{"ERL_OTP27_FLAGS=-pa ./ebin43-x", "ERL_OTP27_FLAGS holds", "\"./ebin43-x\"", NULL},
+		{"ERL_COMPILER_OPTIONS=[{parse_transform, evil43_x}]", "ERL_COMPILER_OPTIONS holds",
+		 "\"./evil43_x.beam\"", NULL},
+		{"ERL_COMPILER_OPTIONS=[{i, \"inc43-x\"}]", "ERL_COMPILER_OPTIONS holds", "\"inc43-x\"", NULL},
+		{"ESCRIPT_EMULATOR=./emu43-x", "ESCRIPT_EMULATOR holds", "\"./emu43-x\"", NULL},
+		{"BUN_OPTIONS=-e \"require('./bunev43-x')\"", "BUN_OPTIONS holds", "\"./bunev43-x\"", NULL},
+		{"NODE_OPTIONS=--test-reporter=./rep43-x.mjs", "NODE_OPTIONS holds", "\"./rep43-x.mjs\"", NULL},
+		{"STACK_CONFIG=stackcfg43-x.yaml", "STACK_CONFIG holds", "\"stackcfg43-x.yaml\"", NULL},
+		{"MIX_DEPS_PATH=deps43-x", "MIX_DEPS_PATH holds", "\"deps43-x\"", NULL},
+		{"PLTCOMPILEDROOTS=same:../zo43-x", "PLTCOMPILEDROOTS holds", "\"../zo43-x\"", NULL},
+		{"PLTCONFIGDIR=pltcfg43-x", "PLTCONFIGDIR holds", "\"pltcfg43-x\"", NULL},
+		{"ERL_ROOTDIR=otp43-x", "ERL_ROOTDIR holds", "\"otp43-x\"", NULL},
+	};
+	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
+	const char *env[NV + 1];
+	size_t n;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	/* existing, as a used tree is */
+	CU_ASSERT_FATAL(mkdirs("work/zo43-x/8.0") == 0);
+	CU_ASSERT_FATAL(mkdirs("work/deps43-x/x") == 0);
+	script[0] = '\0';
+	for (size_t i = 0; i < NV; i++) {
+		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
+
+		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
+		env[i] = e[i];
+		n = strlen(script);
+		snprintf(script + n, sizeof(script) - n,
+			 "{ mkdir -p \"$(dirname %s)\" && echo 'PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
+			 vars[i][1], vars[i][1], i);
+	}
+	env[NV] = NULL;
+	n = strlen(script);
+	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?\n");
+	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "ok=0"), "round 43 homes: status %d, %s %s", st, out ? out : "",
+	    err ? err : "");
+	for (size_t i = 0; i < NV; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "w%zu=0\n", i);
+		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
+	}
+	free(out);
+	free(err);
+	out = err = NULL;
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
+	/* What CI images and developers set: started. */
+	{
+		const char *ok[] = {"ERL_COMPILER_OPTIONS=[debug_info, deterministic, {d, 'TEST'}]",
+				    "ERL_COMPILER_OPTIONS=deterministic", "ERL_OTP27_FLAGS=+S 4",
+				    "ERLC_EMULATOR=/usr/bin/erl", "ESCRIPT_EMULATOR=erl", "STACK_YAML=stack-9.4.yaml",
+				    "STACK_YAML=/nonexistent-x/stack.yaml", "MIX_DEPS_PATH=/opt/mix/deps",
+				    "MIX_BUILD_PATH=/opt/mix/_build", "PLTCOMPILEDROOTS=compiled/@(version):same",
+				    "NODE_OPTIONS=--test-reporter=spec --test-reporter-destination=stdout",
+				    "BUN_OPTIONS=--smol -p 1+1", "ERL_ROOTDIR=/usr/lib/erlang", NULL};
+
+		for (size_t i = 0; ok[i] != NULL; i++) {
+			const char *one[] = {ok[i], NULL};
+
+			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	drop("work/ok-x.txt");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
+		test_rmtree(top);
+	}
+}
+
+/*
  * Review of round 40 (fix40v): a home of code in the tree is read-only,
  * and a build filling it (GitLab's GOCACHE=$CI_PROJECT_DIR/.go-cache,
  * CARGO_HOME=$CI_PROJECT_DIR/.cargo) failed with a bare "Read-only file
@@ -5192,6 +5305,9 @@ TEST_REGISTRAR(register_fsharden)
 		    "Dart's, Nix's, Octave's homes, MAKEFILES, a TeX tree's inner \"//\": read-only or refused; a "
 		    "refused start's notice named again; the marks' state directory through a link",
 		 test_code_homes_r42);
+	test_add(s, "round 43: ERL_COMPILER_OPTIONS, ERL_OTP<release>_FLAGS, the BEAM's emulators, stack's files, bun's "
+		    "-e, node's --test-reporter, mix's, Racket's and Erlang's homes: read-only or refused; what CI "
+		    "images set starts", test_code_homes_r43);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

@@ -821,6 +821,85 @@ static void test_families_r42f(void)
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/*
+ * Round 43: what round 42 left, by family. The BEAM's compiler options
+ * from the environment (a parse or core transform runs; an include
+ * directory), erlexec's ERL_OTP<release>_FLAGS, the emulators erlc,
+ * escript and a detached erlexec run, stack's configuration files, bun's
+ * -e/--eval/-p/--print code, node's --test-reporter module (not its own
+ * reporters); node's --import, --require, --loader and
+ * --experimental-loader; mix's, Racket's and Erlang's places named;
+ * Racket's "same" and relative roots none.
+ */
+static void test_families_r43(void)
+{
+	static const char *const rows[][3] = {
+		{"ERL_COMPILER_OPTIONS", "[{parse_transform, evil_pt}]", "L:./evil_pt.beam"},
+		{"ERL_COMPILER_OPTIONS", "[debug_info,{core_transform,'ct_x'}, {i, \"/w/inc\"}]",
+		 "L:./ct_x.beam S:/w/inc"},
+		{"ERL_COMPILER_OPTIONS", "{parse_transform,'/w/pt'}", "L:/w/pt.beam"},
+		{"ERL_COMPILER_OPTIONS", "[{i,\"include\"}, {d, i}, {parse_transform, \"a\\\"b\"}]",
+		 "S:include L:./a\"b.beam"},
+		{"ERL_OTP27_FLAGS", "-pa ./x -s m", "S:./x L:./m.beam"},
+		{"ERL_R16B_FLAGS", "-boot /w/b", "L:/w/b L:/w/b.boot"},
+		{"ERLC_EMULATOR", "/w/erl", "L:/w/erl"},
+		{"ESCRIPT_EMULATOR", "./emu -pa x", "L:./emu"},
+		{"CERL_DETACHED_PROG", "/w/beam", "L:/w/beam"},
+		{"STACK_YAML", "/w/stack.yaml", "L:/w/stack.yaml"},
+		{"STACK_CONFIG", "cfg.yaml", "L:cfg.yaml"},
+		{"STACK_GLOBAL_CONFIG", "/w/g.yaml", "L:/w/g.yaml"},
+		{"BUN_OPTIONS", "-e \"require('./x')\"", "L:./x"},
+		{"BUN_OPTIONS", "--eval=import('/w/y.js') --print \"load('z.js')\" -pa.js", "L:/w/y.js L:z.js"},
+		{"NODE_OPTIONS", "--test-reporter=./rep.mjs --test-reporter /w/r2", "L:./rep.mjs L:/w/r2 L:/w/r2.js "
+		 "L:/w/r2.cjs L:/w/r2.mjs L:/w/r2.json L:/w/r2.node"},
+		{"NODE_OPTIONS", "--import=./a.mjs --loader ./b.mjs --experimental-loader=./c.mjs --require ./d.js -r./e.js",
+		 "L:./a.mjs L:./b.mjs L:./c.mjs L:./d.js L:./e.js"},
+		/* what CI images and developers set */
+		{"ERL_COMPILER_OPTIONS", "[debug_info, deterministic, {d, 'TEST'}, warnings_as_errors]", ""},
+		{"ERL_COMPILER_OPTIONS", "deterministic", ""},
+		{"ERL_COMPILER_OPTIONS", "[{d,'VSN',\"1.0\"}, {outdir, \"/tmp/x\"}]", ""},
+		{"ERL_OTP27_FLAGS", "+S 4", ""},
+		{"STACK_YAML", "stack-9.4.yaml", ""},
+		{"ESCRIPT_EMULATOR", "erl", ""},
+		{"NODE_OPTIONS", "--test-reporter=spec --test-reporter-destination=stdout --test-reporter tap", ""},
+		{"BUN_OPTIONS", "--smol -p 1+1", ""},
+		/* node's -p and -e are not allowed in NODE_OPTIONS: not read */
+		{"NODE_OPTIONS", "-e require('./x')", ""},
+	};
+	const char *e;
+	size_t len;
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_as("ERL_OTP27_FLAGS", 15) != NULL);
+	CU_ASSERT(env_code_var_as("ERL_OTPX_FLAGS", 14) == NULL);
+	CU_ASSERT(env_code_var_as("ERL_OTP_FLAGS", 13) == NULL);
+	CU_ASSERT(env_code_var_as("ERL_CRASH_FLAGS", 15) == NULL);
+	CU_ASSERT(env_code_var_known("ERL_COMPILER_OPTIONS", 20));
+	CU_ASSERT(env_code_var_known("STACK_YAML", 10));
+	CU_ASSERT(env_code_var_known("MIX_DEPS_PATH", 13));
+	CU_ASSERT(env_code_var_known("MIX_BUILD_PATH", 14));
+	CU_ASSERT(env_code_var_known("MIX_PATH", 8));
+	CU_ASSERT(env_code_var_known("MIX_INSTALL_DIR", 15));
+	CU_ASSERT(env_code_var_known("PLTCOMPILEDROOTS", 16));
+	CU_ASSERT(env_code_var_known("PLTCONFIGDIR", 12));
+	CU_ASSERT(env_code_var_known("ERL_ROOTDIR", 11));
+	e = "same";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
+	e = "compiled/@(version)";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
+	e = "/w/zo/@(version)";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 5 && strncmp(e, "/w/zo", len) == 0);
+	e = "../../zo";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 8);
+	e = "a..b";
+	len = strlen(e);
+	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -854,4 +933,8 @@ TEST_REGISTRAR(policy_codevars_register)
 		 test_families_r42);
 	test_add(s, "review 42f: erl's -- and '+' flags inside a -pa list, a backslash, -eval's words, -epmd",
 		 test_families_r42f);
+	test_add(s, "round 43: ERL_COMPILER_OPTIONS's transforms and includes, ERL_OTP<release>_FLAGS, the BEAM's "
+		    "emulator programs, stack's files, bun's -e/-p, node's --test-reporter; mix's, Racket's, Erlang's "
+		    "places; what CI images set, nothing",
+		 test_families_r43);
 }
