@@ -37,6 +37,7 @@
 #define D POLICY_MAND_WS_IF_DIR
 #define E POLICY_MAND_WS_EXISTING
 #define P POLICY_MAND_WS_POINTER
+#define Z POLICY_MAND_SESSION
 
 /*
  * The credential stores (SPEC §3.6), by category: unreadable, and
@@ -88,6 +89,9 @@ static const struct store_row stores[] = {
 	{{".pki/nssdb", R | W, H, "NSS certificate and key database"}, NULL},
 	{{".config/openstack/clouds.yaml", R | W, H, "OpenStack passwords"}, "$OS_CLIENT_CONFIG_FILE"},
 	{{".config/hcloud", R | W, H, "Hetzner Cloud token"}, "$HCLOUD_CONFIG"},
+	{{".config/lxc", R | W, H, "LXD client key and remotes' trust"}, "$LXD_CONF"},
+	{{".config/incus", R | W, H, "Incus client key and remotes' trust"}, "$INCUS_CONF"},
+
 	{{".config/linode-cli", R | W, H, "Linode CLI token"}, NULL},
 	{{".config/scw", R | W, H, "Scaleway CLI keys"}, "$SCW_CONFIG_PATH"},
 	{{".config/exoscale", R | W, H, "Exoscale keys"}, NULL},
@@ -470,6 +474,44 @@ static const struct store_row stores[] = {
 	{{"/etc/wireguard", R | W, Y, "WireGuard keys"}, NULL},
 	{{"/etc/openvpn", R | W, Y, "OpenVPN keys"}, NULL},
 	{{"/etc/mysql/debian.cnf", R | W, Y, "MySQL maintenance password"}, NULL},
+	/* Round 43: the rest of the family the VPN and dial-up rows began:
+	 * what a supplementary group reads (Ubuntu's first user is in dip:
+	 * /etc/ppp/peers and /etc/chatscripts are root:dip 2750, their
+	 * files 0640), what Debian leaves world-readable (ifupdown's
+	 * wpa-psk lines in /etc/network/interfaces, 0644), and the rest
+	 * root's (a root-run sandbox maps root to root). */
+	{{"/etc/ppp/peers", R | W, Y, "PPP peers: user and password lines (group dip reads them)"}, NULL},
+	{{"/etc/chatscripts", R | W, Y, "PPP chat scripts: SIM PINs, logins (group dip reads them)"}, NULL},
+	{{"/etc/ppp/srp-secrets", R | W, Y, "PPP SRP passwords"}, NULL},
+	{{"/etc/ppp/eaptls-client", R | W, Y, "PPP EAP-TLS client keys"}, NULL},
+	{{"/etc/ppp/eaptls-server", R | W, Y, "PPP EAP-TLS server keys"}, NULL},
+	{{"/etc/xl2tpd/l2tp-secrets", R | W, Y, "L2TP tunnel secrets"}, NULL},
+	{{"/etc/vpnc", R | W, Y, "vpnc group and user passwords"}, NULL},
+	{{"/etc/swanctl", R | W, Y, "strongSwan private keys and secrets"}, NULL},
+	{{"/etc/ipsec.d/private", R | W, Y, "IPsec private keys"}, NULL},
+	{{"/etc/wpa_supplicant.conf", R | W, Y, "Wi-Fi passwords (the old place)"}, NULL},
+	{{"/etc/network/interfaces", R | W, Y, "ifupdown: wpa-psk Wi-Fi passwords (world-readable on Debian)"},
+	 NULL},
+	{{"/etc/network/interfaces.d", R | W, Y, "ifupdown: wpa-psk Wi-Fi passwords"}, NULL},
+	{{"/etc/iscsi/iscsid.conf", R | W, Y, "iSCSI CHAP passwords"}, NULL},
+	{{"/etc/ddclient.conf", R | W, Y, "dynamic DNS password"}, NULL},
+	{{"/etc/ssmtp/ssmtp.conf", R | W, Y, "mail relay password (group mail reads it)"}, NULL},
+	{{"/etc/msmtprc", R | W, Y, "system msmtp: mail relay password"}, NULL},
+	{{"/etc/mail/authinfo", R | W, Y, "sendmail relay password"}, NULL},
+	/* LXD and Incus: server keys, every container's root file system
+	 * and its secrets, the trust database; the socket of group lxd or
+	 * incus-admin is root on the host. */
+	{{"/var/lib/lxd", R | W, Y, "LXD server key, containers and their secrets"}, NULL},
+	{{"/var/snap/lxd/common/lxd", R | W, Y, "LXD (snap) server key, containers and their secrets"}, NULL},
+	{{"/var/lib/incus", R | W, Y, "Incus server key, containers and their secrets"}, NULL},
+	{{"/var/lib/lxc", R | W, Y, "LXC containers' root file systems"}, NULL},
+	/* CUPS: printers' device URIs with passwords, its TLS keys, the
+	 * queued documents. */
+	{{"/etc/cups/printers.conf", R | W, Y, "CUPS device URIs (printer passwords)"}, NULL},
+	{{"/etc/cups/classes.conf", R | W, Y, "CUPS classes"}, NULL},
+	{{"/etc/cups/ssl", R | W, Y, "CUPS TLS keys"}, NULL},
+	{{"/var/spool/cups", R | W, Y, "CUPS queued documents"}, NULL},
+
 	{{"/etc/credstore", R | W, Y, "systemd credentials"}, NULL},
 	{{"/etc/credstore.encrypted", R | W, Y, "systemd credentials"}, NULL},
 	{{"/var/lib/systemd/credential.secret", R | W, Y, "systemd credential key"}, NULL},
@@ -637,12 +679,36 @@ static const struct policy_mandatory mandatory[] = {
 	 * start of the agent). A policy that makes the tool's cache
 	 * writable (examples/npm.yaml: allowWrite ~/.npm) still keeps
 	 * these read-only. */
-	{".npm/_npx", W, H, "npx's installed packages: the next npx PKG runs what is there"},
-	{".cache/pnpm/dlx", W, H, "pnpm dlx's installed packages: the next pnpm dlx PKG runs what is there"},
+	{".npm/_npx", W, H | Z, "npx's installed packages: the next npx PKG runs what is there"},
+	{".cache/pnpm/dlx", W, H | Z, "pnpm dlx's installed packages: the next pnpm dlx PKG runs what is there"},
+	/* Round 43: the same family, the other tools' trees of programs
+	 * the host runs later from PATH or a shim, read-only also where a
+	 * policy hands the tool's home around them over (allowWrite
+	 * ["~/go"] for the module cache, ["~/.local/share"], ["~/.bun"]);
+	 * corepack's cache is a runner's tree (the package manager it
+	 * downloaded runs as found): the session's own, as npx's. */
+	{".cache/node/corepack", W, H | Z, "corepack's package managers: the next pnpm or yarn runs what is there"},
+	{"go/bin", W, H, "go install's programs (on PATH)"},
+	{".local/share/uv/tools", W, H, "uv tool install's environments (their programs are on PATH)"},
+	{".local/pipx", W, H, "pipx's environments (their programs are on PATH)"},
+	{".local/share/pipx", W, H, "pipx's environments (their programs are on PATH)"},
+	{".bun/bin", W, H, "bun's global programs (on PATH)"},
+	{".bun/install/global", W, H, "bun's global packages (their programs are on PATH)"},
+	{".deno/bin", W, H, "deno install's programs (on PATH)"},
+	{".volta", W, H, "Volta's shims and tools (on PATH)"},
+	{".asdf", W, H, "asdf's shims, plugins (scripts) and tools (on PATH)"},
+	{".local/share/mise", W, H, "mise's shims, plugins (scripts) and tools (on PATH)"},
+	{".nvm", W, H, "nvm: nvm.sh is sourced by ~/.bashrc; its Node versions are on PATH"},
+	{".local/share/fnm", W, H, "fnm's Node versions (on PATH)"},
+	{".fnm", W, H, "fnm's Node versions (old place, on PATH)"},
+	{".local/share/gem", W, H, "gem install --user-install's gems and programs (on PATH)"},
+	{".gem/ruby", W, H, "gem install --user-install's gems and programs (old place)"},
+	{".smartcd", W, H, "smartcd's scripts run on cd"},
 	{".config/passavant", W, H, "where the policy lookup finds the next policy"},
 	{".config/direnv", W, H, "direnvrc runs at every prompt; direnv.toml can trust any .envrc"},
 	{".direnvrc", W, H, "direnv: runs at every prompt"},
 	{".vimrc", W, H | S, "vim start-up (runs commands); a project's is read with 'exrc'"},
+	{".lvimrc", W, S, "vim's localvimrc plugin sources it in the directory's buffers"},
 	{".gvimrc", W, H | S, "gvim start-up (runs commands); a project's is read with 'exrc'"},
 	{"_vimrc", W, S, "vim (exrc) start-up, other spelling"},
 	{"_exrc", W, S, "vi and vim (exrc) start-up, other spelling"},
@@ -998,6 +1064,7 @@ static const struct policy_mandatory mandatory[] = {
 #undef D
 #undef E
 #undef P
+#undef Z
 
 /* Contract in policy.h: the stores first, then the write-only rows. */
 size_t policy_mandatory_count(void)
@@ -1028,6 +1095,20 @@ static const struct {
 	{".npm/_npx", "$npm_config_cache/_npx $NPM_CONFIG_CACHE/_npx"},
 	{".cache/pnpm/dlx", "$npm_config_cache_dir/dlx $NPM_CONFIG_CACHE_DIR/dlx $pnpm_config_cache_dir/dlx "
 			    "$PNPM_CONFIG_CACHE_DIR/dlx"},
+	/* Round 43 */
+	{".cache/node/corepack", "$COREPACK_HOME"},
+	{"go/bin", "$GOBIN $GOPATH/bin"},
+	{".local/share/uv/tools", "$UV_TOOL_DIR $UV_TOOL_BIN_DIR"},
+	{".local/pipx", "$PIPX_HOME $PIPX_BIN_DIR"},
+	{".bun/bin", "$BUN_INSTALL/bin"},
+	{".bun/install/global", "$BUN_INSTALL/install/global"},
+	{".deno/bin", "$DENO_INSTALL_ROOT"},
+	{".volta", "$VOLTA_HOME"},
+	{".asdf", "$ASDF_DATA_DIR"},
+	{".local/share/mise", "$MISE_DATA_DIR"},
+	{".nvm", "$NVM_DIR"},
+	{".local/share/fnm", "$FNM_DIR"},
+	{".local/share/gem", "$GEM_HOME"},
 };
 
 /* Contract in policy.h. */
@@ -1042,6 +1123,24 @@ const char *policy_mandatory_env(size_t i)
 		if ((m->where & POLICY_MAND_HOME) && strcmp(m->path, write_env[k].path) == 0)
 			return write_env[k].env;
 	return NULL;
+}
+
+/* Contract in policy.h. */
+bool policy_mandatory_session(const char *path)
+{
+	const char *last = strrchr(path, '/');
+
+	last = last != NULL ? last + 1 : path;
+	for (size_t i = 0; i < ARRAY_LEN(mandatory); i++) {
+		const char *row = strrchr(mandatory[i].path, '/');
+
+		if (!(mandatory[i].where & POLICY_MAND_SESSION))
+			continue;
+		row = row != NULL ? row + 1 : mandatory[i].path;
+		if (strcmp(row, last) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* XDG base directories and the default each stands for under HOME. */

@@ -518,6 +518,13 @@ enum { POLICY_MAND_WS_EXISTING = 1u << 4 };
  * or changed in the session is moved aside too (`run`'s post-run check),
  * where another file on a row's way is nothing any tool reads. */
 enum { POLICY_MAND_WS_POINTER = 1u << 5 };
+/* With HOME, a write row: a tree of code a package runner installs and
+ * runs as found at its next call (npx's _npx, pnpm dlx's dlx, uv's
+ * cache). Where a writable tree holds it (the tool's cache made
+ * writable), the command gets an empty directory of its own there for
+ * the session (a tmpfs, sandbox.h scratch): the runner works inside, and
+ * the host's tree stays read-only and as it was (round 43). */
+enum { POLICY_MAND_SESSION = 1u << 6 };
 
 struct policy_mandatory {
 	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */
@@ -540,6 +547,16 @@ const struct policy_mandatory *policy_mandatory_get(size_t i);
  * names.
  */
 const char *policy_mandatory_env(size_t i);
+
+/*
+ * Whether path (absolute, as bound) is the place of a POLICY_MAND_SESSION
+ * row: its last component is the last one of such a row's path (_npx,
+ * dlx, uv), the row's own place or where a variable of its moves it.
+ * Only for the mandatory entries of denyWrite (a session directory never
+ * writes the host, so a match too many costs nothing but the host's
+ * tree hidden there). Pure.
+ */
+bool policy_mandatory_session(const char *path) NONNULL(1);
 
 /*
  * For a HOME row under an XDG base directory's default (~/.config,

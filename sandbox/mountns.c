@@ -1790,6 +1790,44 @@ static int bind_op(const struct sbx_plan *pl, const struct sbx_op *op, const cha
 	return 0;
 }
 
+/*
+ * SBX_OP_SCRATCH on dst: an empty tmpfs the command may write, over the
+ * protection of the same path (a package runner's install tree, round
+ * 43): what the command writes there is gone with the sandbox, the
+ * host's tree stays as it was. Owned by the command's user (the user
+ * namespace maps it to itself), mode 0700.
+ */
+static int scratch(const char *dst, char *err, size_t errlen)
+{
+	char name[64];
+	struct stat st;
+	int fd, top;
+
+	fd = open_view(dst);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			return changed(dst, "a symbolic link is on its path", err, errlen);
+		errbuf_set_errno(err, errlen, errno, "cannot open %s for the session's directory", dst);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(fd);
+		return changed(dst, "it is no longer a directory", err, errlen);
+	}
+	fd_name(name, sizeof(name), fd);
+	if (mount("tmpfs", name, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot mount the session's directory on %s", dst);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	top = landed(dst, 0, 0, st.st_dev);
+	if (top < 0)
+		return changed(dst, "it was moved while it was mounted", err, errlen);
+	close(top);
+	return 0;
+}
+
 /* Applies one operation of the plan. */
 static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *err, size_t errlen)
 {
@@ -1822,6 +1860,8 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 		return bind_op(pl, op, src, dst, true, err, errlen);
 	case SBX_OP_PROTECT:
 		return protect(pl, dst, err, errlen);
+	case SBX_OP_SCRATCH:
+		return scratch(dst, err, errlen);
 	}
 	errbuf_set_errno(err, errlen, EINVAL, "unknown mount operation");
 	return -1;

@@ -519,6 +519,15 @@ static int plan_protect(struct sbx_builder *b, const char *p, unsigned depth, ch
 	}
 	slash = strchr(first + missing + 1, '/');
 	is_dir = slash != NULL;
+	/* A scratch directory of the session (round 43): its own
+	 * placeholder is the directory its tmpfs is mounted on. */
+	for (size_t i = 0; !is_dir && b->scratch != NULL && b->scratch[i] != NULL; i++) {
+		size_t n = strlen(b->scratch[i]);
+
+		while (n > 1 && b->scratch[i][n - 1] == '/')
+			n--;
+		is_dir = strncmp(b->scratch[i], p, n) == 0 && p[n] == '\0';
+	}
 	if (slash != NULL)
 		*slash = '\0';
 	/* The first missing component is a dangling link (~/.config ->
@@ -1253,10 +1262,49 @@ nomem:
 }
 
 /* Order of application: phase (allow/deny read and write by depth, then
- * substituted files, then protections), depth (parents first), kind, list order. */
+ * substituted files, then protections, then the session's scratch
+ * directories on top of theirs), depth (parents first), kind, list order. */
 static int op_phase(const struct sbx_op *o)
 {
-	return o->kind == SBX_OP_FILE ? 1 : o->kind == SBX_OP_PROTECT ? 2 : 0;
+	return o->kind == SBX_OP_FILE ? 1 : o->kind == SBX_OP_PROTECT ? 2 : o->kind == SBX_OP_SCRATCH ? 3 : 0;
+}
+
+/*
+ * The scratch directories of cfg (sandbox.h): each one that exists once
+ * the protections are planned (their placeholders made) as a directory,
+ * is protected and lies in a writable tree gets a tmpfs of the session
+ * over its protection; any other stays as the lists say. 0 or -1.
+ */
+static int plan_scratch(struct sbx_builder *b, const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	for (size_t i = 0; cfg->scratch != NULL && cfg->scratch[i] != NULL; i++) {
+		struct stat st;
+		bool protected = false;
+		char *c;
+
+		/* Not through the memo: the placeholders are new. */
+		if (bad_path(cfg->scratch[i]) != NULL)
+			continue;
+		c = realpath(cfg->scratch[i], NULL);
+		if (c == NULL && errno == ENOMEM)
+			goto nomem;
+		if (c == NULL || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode) || !sbx_plan_writable(b, c)) {
+			free(c);
+			continue;
+		}
+		for (size_t k = 0; k < b->n_ops && !protected; k++)
+			protected = b->ops[k].kind == SBX_OP_PROTECT && strcmp(b->ops[k].path, c) == 0;
+		if (!protected) {
+			free(c);
+			continue;
+		}
+		if (add_op(b, SBX_OP_SCRATCH, c, NULL, true) < 0)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
 }
 
 static size_t op_depth(const struct sbx_op *o)
@@ -1420,6 +1468,7 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	b->memo = sbx_memo_new();
 	b->follow_under = cfg->follow_under;
 	b->follow_also = cfg->follow_also;
+	b->scratch = cfg->scratch;
 	if (plan_list(b, cfg->allow_write, SBX_OP_ALLOW_WRITE, "allow_write", err, errlen) < 0)
 		goto fail;
 	b->n_writable = b->n_ops;
@@ -1465,7 +1514,7 @@ int sbx_plan_build(const struct sbx_config *cfg, struct sbx_plan *pl, struct sbx
 	if (plan_list(b, cfg->cover, SBX_OP_PROTECT, "cover", err, errlen) < 0)
 		goto fail;
 	b->cover = false;
-	if (walk_names_check(b, err, errlen) < 0)
+	if (plan_scratch(b, cfg, err, errlen) < 0 || walk_names_check(b, err, errlen) < 0)
 		goto fail;
 	walk_names_free(b);
 	free(b->writable);

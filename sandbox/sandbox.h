@@ -94,6 +94,13 @@ struct sbx_config {
 	 *  is not refused: each other name is covered, or not, by its own
 	 *  rules (the entries without a dot of a writable home). */
 	const char *const *cover;
+	/** Directories shown as an empty writable directory of the session
+	 *  (a tmpfs, gone with the sandbox; nothing written on the host):
+	 *  each one that is also in protect or deny_write and lies in an
+	 *  allow_write tree (else it stays read-only as they say). A
+	 *  package runner's install tree (npx's _npx), which the host runs
+	 *  as found later, so the command's own runs work (round 43). */
+	const char *const *scratch;
 	/** Directories (the homes, canonical and as written) under which
 	 *  the symbolic links found in a deny_read or deny_write directory
 	 *  are followed and their targets given its protection: a directory

@@ -38,6 +38,7 @@ enum sbx_op_kind {
 	SBX_OP_ALLOW_READ,  /* bind host path back, read-only */
 	SBX_OP_FILE,        /* bind another file read-only over the path */
 	SBX_OP_PROTECT,     /* self-bind read-only, pin writable ancestors */
+	SBX_OP_SCRATCH,     /* an empty writable tmpfs of the session */
 };
 
 /* One mount operation on a canonical host path. */
@@ -365,6 +366,9 @@ struct sbx_builder {
 	size_t n_ph, cap_ph;
 	char **writable; /* canonical allow_write paths (borrowed from ops) */
 	size_t n_writable;
+	/* sbx_config.scratch (borrowed): a missing one's placeholder is a
+	 * directory, the mount point of the session's directory. */
+	const char *const *scratch;
 	/* Every lstat, stat, readlink and realpath of the plan (links.c,
 	 * mountplan.c) goes through it: the mandatory table's hundreds of
 	 * paths share HOME, ~/.config, the working directory. Owned by

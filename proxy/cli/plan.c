@@ -439,6 +439,14 @@ static int plan_fs(struct run_plan *pl, const policy_t *p)
 	    add_fs(&pl->allow_read, p, FS_ALLOW_READ) < 0 ||
 	    add_fs(&pl->deny_write, p, FS_DENY_WRITE) < 0 || add_fs(&writes, p, FS_ALLOW_WRITE) < 0)
 		goto out;
+	/* Round 43: the package runners' install trees among the mandatory
+	 * denies get a directory of the session where they are writable
+	 * (the sandbox checks that): npx works in a session whose npm cache
+	 * is writable, and the host's _npx is never written. */
+	for (size_t i = policy_fs_named_count(p, FS_DENY_WRITE); i < policy_fs_count(p, FS_DENY_WRITE); i++)
+		if (policy_mandatory_session(policy_fs_path(p, FS_DENY_WRITE, i)) &&
+		    strv_add_unique(&pl->scratch, policy_fs_path(p, FS_DENY_WRITE, i)) < 0)
+			goto out;
 	for (size_t i = 0; i < writes.n; i++) {
 		if (access(writes.v[i], F_OK) < 0 && errno == ENOENT) {
 			log_warnx("allowWrite %s does not exist: not writable in the sandbox "
@@ -453,6 +461,152 @@ static int plan_fs(struct run_plan *pl, const policy_t *p)
 out:
 	strv_free(&writes);
 	return rc;
+}
+
+/* The value of NAME in the host's environment, or NULL. */
+static const char *host_env_get(const struct plan_host *h, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
+		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
+			return h->env[i] + n + 1;
+	return NULL;
+}
+
+/*
+ * Round 43: the caches an npmrc moves. npm takes its cache (and so npx's
+ * install tree, <cache>/_npx) from a "cache=" line of the project's
+ * .npmrc, the user's (~/.npmrc, or the file $npm_config_userconfig
+ * names) or the global one, pnpm its cache-dir (and so dlx's tree) from
+ * "cache-dir=", as from the variables policy_bind() reads. Each tree an
+ * npmrc names this way is write-denied as the home rows' are, and a
+ * directory of the session where its cache is writable. Read: the user's
+ * files, the global ones, and the .npmrc of the working directory and of
+ * each directory above it (npm reads the project's at its root: more
+ * places denied, never fewer). Values: absolute, "~/...", ${VAR} of the
+ * host's environment at the start; a relative one names nothing here.
+ */
+static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char *val, size_t n,
+		      const char *sub)
+{
+	char path[PATH_MAX], out[PATH_MAX];
+	size_t o = 0;
+
+	while (n > 0 && (val[n - 1] == ' ' || val[n - 1] == '\t' || val[n - 1] == '\r'))
+		n--;
+	if (n >= 2 && (val[0] == '"' || val[0] == '\'') && val[n - 1] == val[0]) {
+		val++;
+		n -= 2;
+	}
+	if (n >= sizeof(path))
+		return 0;
+	memcpy(path, val, n);
+	path[n] = '\0';
+	for (const char *c = path; *c != '\0' && o + 1 < sizeof(out);) {
+		const char *end, *v = NULL;
+		char name[128];
+
+		if (c == path && c[0] == '~' && (c[1] == '/' || c[1] == '\0')) {
+			v = h->home;
+			c++;
+		} else if (c[0] == '$' && c[1] == '{' && (end = strchr(c, '}')) != NULL &&
+			   (size_t)(end - c - 2) < sizeof(name)) {
+			memcpy(name, c + 2, (size_t)(end - c - 2));
+			name[end - c - 2] = '\0';
+			v = host_env_get(h, name);
+			c = end + 1;
+			if (v == NULL)
+				v = "";
+		} else {
+			out[o++] = *c++;
+			continue;
+		}
+		if (v == NULL)
+			return 0;
+		for (; *v != '\0' && o + 1 < sizeof(out); v++)
+			out[o++] = *v;
+	}
+	out[o] = '\0';
+	if (out[0] != '/' ||
+	    snprintf(path, sizeof(path), "%s/%s", strcmp(out, "/") == 0 ? "" : out, sub) >= (int)sizeof(path))
+		return 0;
+	if (strv_add_unique(&pl->protect, path) < 0 || strv_add_unique(&pl->scratch, path) < 0)
+		return -1;
+	return 0;
+}
+
+/* The cache= and cache-dir= lines of the npmrc at path (missing: none). */
+static int npmrc_caches_of(struct run_plan *pl, const struct plan_host *h, const char *path)
+{
+	size_t len = 0;
+	char *text = fileio_read(path, 1u << 20, FILEIO_SECRET, &len, NULL);
+	int rc = 0;
+
+	if (text == NULL)
+		return 0;
+	for (char *line = text; rc == 0 && line != NULL && *line != '\0';) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line), k = 0, e;
+
+		while (k < n && (line[k] == ' ' || line[k] == '\t'))
+			k++;
+		e = k;
+		while (e < n && line[e] != '=' && line[e] != ' ' && line[e] != '\t')
+			e++;
+		{
+			size_t key = e - k, v = e;
+
+			while (v < n && (line[v] == ' ' || line[v] == '\t'))
+				v++;
+			if (v < n && line[v] == '=') {
+				v++;
+				while (v < n && (line[v] == ' ' || line[v] == '\t'))
+					v++;
+				if (key == 5 && strncmp(line + k, "cache", 5) == 0)
+					rc = npmrc_tree(pl, h, line + v, n - v, "_npx");
+				else if (key == 9 && strncmp(line + k, "cache-dir", 9) == 0)
+					rc = npmrc_tree(pl, h, line + v, n - v, "dlx");
+			}
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	explicit_bzero(text, len);
+	free(text);
+	return rc;
+}
+
+static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
+{
+	const char *user = host_env_get(h, "npm_config_userconfig"), *homes[2] = {h->home, h->pw_home};
+	char path[PATH_MAX], dir[PATH_MAX];
+
+	if (user == NULL)
+		user = host_env_get(h, "NPM_CONFIG_USERCONFIG");
+	if (user != NULL && user[0] == '/' && npmrc_caches_of(pl, h, user) < 0)
+		return -1;
+	for (size_t i = 0; i < 2; i++)
+		if (homes[i] != NULL && snprintf(path, sizeof(path), "%s/.npmrc", homes[i]) < (int)sizeof(path) &&
+		    npmrc_caches_of(pl, h, path) < 0)
+			return -1;
+	if (npmrc_caches_of(pl, h, "/etc/npmrc") < 0 || npmrc_caches_of(pl, h, "/usr/etc/npmrc") < 0 ||
+	    npmrc_caches_of(pl, h, "/usr/local/etc/npmrc") < 0)
+		return -1;
+	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
+		return 0;
+	strcpy(dir, h->cwd);
+	for (unsigned depth = 0; depth < 128; depth++) {
+		char *slash;
+
+		if (snprintf(path, sizeof(path), "%s/.npmrc", strcmp(dir, "/") == 0 ? "" : dir) < (int)sizeof(path) &&
+		    npmrc_caches_of(pl, h, path) < 0)
+			return -1;
+		slash = strrchr(dir, '/');
+		if (slash == NULL || strcmp(dir, "/") == 0)
+			break;
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	return 0;
 }
 
 /*
@@ -5209,7 +5363,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		log_warnx("session directory path too long");
 		return -1;
 	}
-	if (plan_fs(pl, p) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
+	if (plan_fs(pl, p) < 0 || plan_npmrc_caches(pl, h) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
 	    plan_siblings(pl, h) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
 	    plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
@@ -5246,6 +5400,7 @@ void plan_sbx_config(const struct run_plan *pl, const policy_t *p, char *const *
 	cfg->deny_write = strv_list(&pl->deny_write);
 	cfg->protect = strv_list(&pl->protect);
 	cfg->cover = strv_list(&pl->cover);
+	cfg->scratch = strv_list(&pl->scratch);
 	cfg->follow_under = strv_list(&pl->follow);
 	cfg->follow_also = strv_list(&pl->follow_also);
 	cfg->named_secrets = strv_list(&pl->named);
@@ -5271,6 +5426,7 @@ void plan_free(struct run_plan *pl)
 	strv_free(&pl->deny_write);
 	strv_free(&pl->protect);
 	strv_free(&pl->cover);
+	strv_free(&pl->scratch);
 	strv_free(&pl->follow);
 	strv_free(&pl->follow_also);
 	strv_free(&pl->env_add);

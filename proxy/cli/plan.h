@@ -82,6 +82,10 @@ struct run_plan {
 	/* Covered read-only by name, other hard links not refused
 	 * (sbx_config.cover): the hard-linked files of a writable home. */
 	struct strv cover;
+	/* The package runners' install trees of the mandatory denies
+	 * (policy_mandatory_session()): an empty directory of the session
+	 * where a writable tree holds them (sbx_config.scratch). */
+	struct strv scratch;
 	/* The canonical homes: the links under a denyRead or denyWrite
 	 * directory inside one are followed (sbx_config.follow_under). */
 	struct strv follow;

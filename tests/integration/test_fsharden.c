@@ -5101,9 +5101,13 @@ static void test_runner_install_trees(void)
 		     &out, &err);
 	ROW(st == 0 && test_has(out, "c1=0\n") && test_has(out, "c2=0\n"),
 	    "the writable caches: status %d, %s %s", st, test_nz(out), test_nz(err));
-	ROW(test_has(out, "w1=") && !test_has(out, "w1=0\n") && test_has(out, "w2=") && !test_has(out, "w2=0\n"),
+	/* Round 43: in a writable cache each tree is an empty directory
+	 * of the session (the host's package not there, a new one made in
+	 * the session only): the file writes fail, the new directories are
+	 * made but never reach the host (below). */
+	ROW(test_has(out, "w1=") && !test_has(out, "w1=0\n") && test_has(out, "w2="),
 	    "npx's install tree in a writable ~/.npm was writable: %s", test_nz(out));
-	ROW(test_has(out, "w3=") && !test_has(out, "w3=0\n") && test_has(out, "w4=") && !test_has(out, "w4=0\n"),
+	ROW(test_has(out, "w3=") && !test_has(out, "w3=0\n") && test_has(out, "w4="),
 	    "pnpm dlx's install tree in a writable ~/.cache was writable: %s", test_nz(out));
 	text = test_read_file(at(h, "home42/.npm/_npx/0a1b/node_modules/tool/bin/tool.js"), NULL);
 	ROW(text != NULL && strcmp(text, "orig\n") == 0, "the npx package's file changed on the host: %s",
@@ -5150,10 +5154,91 @@ static void test_runner_trees_moved(void)
 		     &out, &err);
 	ROW(st == 0 && test_has(out, "c1=0\n"), "the writable caches: status %d, %s %s", st, test_nz(out),
 	    test_nz(err));
-	ROW(test_has(out, "w1=") && !test_has(out, "w1=0\n") && !exists("home42m/.cache/npm/_npx/9f9f"),
+	/* Round 43: made in the session's own directory, not on the host. */
+	ROW(test_has(out, "w1=") && !exists("home42m/.cache/npm/_npx/9f9f"),
 	    "npx's tree under $npm_config_cache was writable: %s", test_nz(out));
-	ROW(test_has(out, "w2=") && !test_has(out, "w2=0\n") && !exists("home42m/.cache/pn/dlx/9e9e"),
+	ROW(test_has(out, "w2=") && !exists("home42m/.cache/pn/dlx/9e9e"),
 	    "pnpm dlx's tree under pnpm's cache-dir was writable: %s", test_nz(out));
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 43: `npx PKG` for a package not yet installed, under
+ * examples/npm.yaml's filesystem (allowWrite: [".", "~/.npm"]): since
+ * ~/.npm/_npx became read-only (round 42) npx could not install there
+ * and failed with EROFS. Now the tree is an empty directory of the
+ * session: a real npx installs a packed local package (npm pack, no
+ * registry) and runs it, a second call in the same session finds it,
+ * and the host's _npx holds nothing new after the run. Also where an
+ * XDG layout moves the cache (npm_config_cache=~/.cache/npm).
+ */
+static void test_npx_in_session(void)
+{
+	char h[PATH_MAX], cmd[3 * PATH_MAX + 256], tgz[PATH_MAX + 32], e1[PATH_MAX + 32], script[4 * PATH_MAX + 1024];
+	char *out = NULL, *err = NULL;
+	const char *env[2];
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (system("command -v npx >/dev/null 2>&1") != 0) {
+		fprintf(stderr, " (skipped: no npx)");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdirs("home43n/.npm") == 0 && mkdirs("home43n/.cache/npm") == 0 &&
+			mkdirs("npx43/pkg") == 0 &&
+			mkfile(at(h, "npx43/pkg/package.json"),
+			       "{\"name\":\"hello43\",\"version\":\"1.0.0\",\"bin\":{\"hello43\":\"cli.js\"}}\n") == 0 &&
+			mkfile(at(h, "npx43/pkg/cli.js"), "#!/usr/bin/env node\nconsole.log('hello43 ran');\n") == 0 &&
+			chmod(at(h, "npx43/pkg/cli.js"), 0755) == 0 &&
+			write_policy("home43n.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\", \"%1$s/home43n/.npm\", "
+				     "\"%1$s/home43n/.cache\"]\n") == 0);
+	CU_ASSERT_FATAL(snprintf(cmd, sizeof(cmd),
+				 "cd '%1$s/npx43/pkg' && HOME='%1$s/npx43' npm pack --silent --pack-destination "
+				 "'%1$s/npx43' >/dev/null 2>&1",
+				 root) < (int)sizeof(cmd));
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	CU_ASSERT_FATAL(snprintf(tgz, sizeof(tgz), "%s/npx43/hello43-1.0.0.tgz", root) < (int)sizeof(tgz));
+	CU_ASSERT_FATAL(snprintf(script, sizeof(script),
+		 "export npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false\n"
+		 "npx --yes --prefer-offline --package='file:%1$s' hello43; echo n1=$?\n"
+		 "npx --yes --prefer-offline --package='file:%1$s' hello43; echo n2=$?\n",
+		 tgz) < (int)sizeof(script));
+	st = run_fsh("home43n", NULL, NULL, NULL, "home43n.yaml", script, &out, &err);
+	ROW(st == 0 && test_has(out, "hello43 ran\nn1=0\n"), "npx of a new package failed in a writable ~/.npm: "
+	    "status %d, %s %s", st, test_nz(out), test_nz(err));
+	ROW(test_has(out, "hello43 ran\nn2=0\n"), "npx's second call failed: %s", test_nz(out));
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* The project's .npmrc moves the cache (an XDG layout): npm in
+	 * the session and the host's next npx there both use
+	 * ~/.cache/npm/_npx. */
+	CU_ASSERT_FATAL(mkfile(at(h, "work/.npmrc"), "cache = ~/.cache/npm\n") == 0);
+	CU_ASSERT_FATAL(snprintf(script, sizeof(script),
+				 "export npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false\n"
+				 "npx --yes --prefer-offline --package='file:%1$s' hello43; echo n3=$?\n"
+				 "mkdir -p ~/.cache/npm/_npx/9f9f; echo m=$?\n",
+				 tgz) < (int)sizeof(script));
+	st = run_fsh("home43n", NULL, NULL, NULL, "home43n.yaml", script, &out, &err);
+	(void)unlink(at(h, "work/.npmrc"));
+	ROW(st == 0 && test_has(out, "hello43 ran\nn3=0\n"), "npx with the cache at ~/.cache/npm failed: %s %s",
+	    test_nz(out), test_nz(err));
+	CU_ASSERT_FATAL(snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%1$s/home43n/.npm/_npx' 2>/dev/null)\" && ! test -e "
+				 "'%1$s/home43n/.cache/npm/_npx/'*", root) < (int)sizeof(cmd));
+	ROW(system(cmd) == 0, "npx's install reached the host's _npx");
+	/* Without the cache writable, the tree stays as the row says. */
+	env[0] = e1;
+	env[1] = NULL;
+	snprintf(e1, sizeof(e1), "npm_config_cache=%s", at(h, "npx43/ro"));
+	CU_ASSERT_FATAL(mkdirs("npx43/ro/_npx") == 0);
+	free(out);
+	free(err);
+	out = err = NULL;
+	st = run_fsh("home43n", NULL, env, NULL, "home43n.yaml",
+		     "mkdir \"$npm_config_cache/_npx/x\" 2>/dev/null; echo r=$?\n", &out, &err);
+	ROW(st == 0 && test_has(out, "r=") && !test_has(out, "r=0\n") && !exists("npx43/ro/_npx/x"),
+	    "a read-only cache's _npx became writable: %s %s", test_nz(out), test_nz(err));
 	free(out);
 	free(err);
 }
@@ -5406,4 +5491,6 @@ TEST_REGISTRAR(register_fsharden)
 		 test_runner_install_trees);
 	test_add(s, "round 42 review: npx's and pnpm dlx's trees where npm_config_cache and pnpm's cache-dir move them: read-only",
 		 test_runner_trees_moved);
+	test_add(s, "round 43: npx of a new package in a writable npm cache: runs, the host's _npx untouched",
+		 test_npx_in_session);
 }

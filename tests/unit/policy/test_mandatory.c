@@ -86,7 +86,12 @@ static void test_table_env(void)
 		ROW(m != NULL && (m->where & POLICY_MAND_HOME), "row %zu has variables but is not under HOME", i);
 		/* write rows: npx's and pnpm dlx's trees (review of round 42) */
 		if (m != NULL && !(m->deny & POLICY_MAND_READ))
-			ROW(strcmp(m->path, ".npm/_npx") == 0 || strcmp(m->path, ".cache/pnpm/dlx") == 0,
+			ROW(strcmp(m->path, ".npm/_npx") == 0 || strcmp(m->path, ".cache/pnpm/dlx") == 0 ||
+				    /* round 43: the trees of programs on PATH */
+				    strstr(".cache/node/corepack go/bin .local/share/uv/tools .local/pipx .bun/bin "
+					   ".bun/install/global .deno/bin .volta .asdf .local/share/mise .nvm "
+					   ".local/share/fnm .local/share/gem",
+					   m->path) != NULL,
 			    "write row %s has variables", m->path);
 		for (const char *s = env; *s != '\0';) {
 			size_t n = strcspn(s, " "), k = strcspn(s + 1, "/: ");
@@ -132,12 +137,50 @@ static void test_table_stores(void)
 		/* round 42: logs, core dumps and mail an ordinary user reads */
 		"/var/log", "/var/lib/systemd/coredump", "/var/crash", "/var/lib/apport/coredump",
 		"/var/spool/abrt", "/var/mail", "/var/spool/mail",
+		/* round 43: dial-up, VPN and Wi-Fi secrets a group or everyone
+		 * reads, LXD and Incus, CUPS */
+		"/etc/ppp/peers", "/etc/chatscripts", "/etc/ppp/srp-secrets", "/etc/network/interfaces",
+		"/etc/network/interfaces.d", "/etc/wpa_supplicant.conf", "/etc/vpnc", "/etc/swanctl",
+		"/var/lib/lxd", "/var/snap/lxd/common/lxd", "/var/lib/incus", "/etc/cups/printers.conf",
+		"/etc/cups/ssl", "/var/spool/cups", ".config/lxc", ".config/incus",
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct policy_mandatory *m = row(want[i]);
 		ROW(m != NULL && m->deny == (POLICY_MAND_READ | POLICY_MAND_WRITE),
 		    "%s is not a read and write deny of the table", want[i]);
+	}
+}
+
+/* Round 43: npx's and pnpm dlx's trees, wherever a variable or an
+ * npmrc puts them, get a directory of the session; nothing else does. */
+static void test_session_rows(void)
+{
+	ROW(policy_mandatory_session("/home/u/.npm/_npx"), "~/.npm/_npx is not a session tree");
+	ROW(policy_mandatory_session("/srv/cache/npm/_npx"), "a moved _npx is not a session tree");
+	ROW(policy_mandatory_session("/home/u/.cache/pnpm/dlx"), "pnpm's dlx is not a session tree");
+	ROW(policy_mandatory_session("/home/u/.cache/node/corepack"), "corepack's cache is not a session tree");
+	{
+		static const char *const want[] = {"go/bin", ".local/share/uv/tools", ".local/pipx", ".local/share/pipx",
+						   ".bun/bin", ".bun/install/global", ".deno/bin", ".volta", ".asdf",
+						   ".local/share/mise", ".nvm", ".local/share/fnm", ".local/share/gem",
+						   ".gem/ruby", ".smartcd", ".lvimrc"};
+
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			const struct policy_mandatory *m = row(want[i]);
+
+			ROW(m != NULL && m->deny == POLICY_MAND_WRITE, "%s is not a write row", want[i]);
+		}
+	}
+	ROW(!policy_mandatory_session("/home/u/.npm") && !policy_mandatory_session("/home/u/.bashrc") &&
+		!policy_mandatory_session("/home/u/.local/bin"),
+	    "another row is a session tree");
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+
+		if (m->where & POLICY_MAND_SESSION)
+			ROW((m->where & POLICY_MAND_HOME) && m->deny == POLICY_MAND_WRITE,
+			    "session row %s is not a write row under HOME", m->path);
 	}
 }
 
@@ -616,6 +659,7 @@ TEST_REGISTRAR(policy_mandatory_register)
 	test_add(s, "table: variables that move a store", test_table_env);
 	test_add(s, "table: histories, keys, registries, services, desktop, host secrets",
 		 test_table_stores);
+	test_add(s, "round 43: the package runners' trees are the session's", test_session_rows);
 	test_add(s, "environment rule table", test_env_rule);
 	test_add(s, "policy_env_named", test_env_named);
 	test_add(s, "check -v text", test_print);
