@@ -684,11 +684,12 @@ static const struct policy_mandatory mandatory[] = {
 	/* Round 43: the same family, the other tools' trees of programs
 	 * the host runs later from PATH or a shim, read-only also where a
 	 * policy hands the tool's home around them over (allowWrite
-	 * ["~/go"] for the module cache, ["~/.local/share"], ["~/.bun"]);
+	 * ["~/.local/share"], ["~/.bun"]; not ~/go/bin: its placeholder
+	 * would be ~/go, which a writable home must let the session make
+	 * and moves aside after it);
 	 * corepack's cache is a runner's tree (the package manager it
 	 * downloaded runs as found): the session's own, as npx's. */
 	{".cache/node/corepack", W, H | Z, "corepack's package managers: the next pnpm or yarn runs what is there"},
-	{"go/bin", W, H, "go install's programs (on PATH)"},
 	{".local/share/uv/tools", W, H, "uv tool install's environments (their programs are on PATH)"},
 	{".local/pipx", W, H, "pipx's environments (their programs are on PATH)"},
 	{".local/share/pipx", W, H, "pipx's environments (their programs are on PATH)"},
@@ -1097,7 +1098,6 @@ static const struct {
 			    "$PNPM_CONFIG_CACHE_DIR/dlx"},
 	/* Round 43 */
 	{".cache/node/corepack", "$COREPACK_HOME"},
-	{"go/bin", "$GOBIN $GOPATH/bin"},
 	{".local/share/uv/tools", "$UV_TOOL_DIR $UV_TOOL_BIN_DIR"},
 	{".local/pipx", "$PIPX_HOME $PIPX_BIN_DIR"},
 	{".bun/bin", "$BUN_INSTALL/bin"},

@@ -88,7 +88,7 @@ static void test_table_env(void)
 		if (m != NULL && !(m->deny & POLICY_MAND_READ))
 			ROW(strcmp(m->path, ".npm/_npx") == 0 || strcmp(m->path, ".cache/pnpm/dlx") == 0 ||
 				    /* round 43: the trees of programs on PATH */
-				    strstr(".cache/node/corepack go/bin .local/share/uv/tools .local/pipx .bun/bin "
+				    strstr(".cache/node/corepack .local/share/uv/tools .local/pipx .bun/bin "
 					   ".bun/install/global .deno/bin .volta .asdf .local/share/mise .nvm "
 					   ".local/share/fnm .local/share/gem",
 					   m->path) != NULL,
@@ -161,7 +161,7 @@ static void test_session_rows(void)
 	ROW(policy_mandatory_session("/home/u/.cache/pnpm/dlx"), "pnpm's dlx is not a session tree");
 	ROW(policy_mandatory_session("/home/u/.cache/node/corepack"), "corepack's cache is not a session tree");
 	{
-		static const char *const want[] = {"go/bin", ".local/share/uv/tools", ".local/pipx", ".local/share/pipx",
+		static const char *const want[] = {".local/share/uv/tools", ".local/pipx", ".local/share/pipx",
 						   ".bun/bin", ".bun/install/global", ".deno/bin", ".volta", ".asdf",
 						   ".local/share/mise", ".nvm", ".local/share/fnm", ".local/share/gem",
 						   ".gem/ruby", ".smartcd", ".lvimrc"};
