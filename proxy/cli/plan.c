@@ -610,6 +610,138 @@ static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
 }
 
 /*
+ * Round 43 of the attack: a writable tree that is a directory the host's
+ * other programs and users share. `run` started in /tmp (or /dev/shm,
+ * /var/tmp, /run/user/UID) with the default allowWrite ["."] bound the
+ * host's own directory over the sandbox's private one: every file there
+ * was the command's to change, the running sessions' directories of the
+ * same user (their trust.pem, resolver files, sentinel copies), the
+ * shared memory of host processes in /dev/shm, the user's systemd unit
+ * and agent directories in the runtime directory; and the start-up
+ * placeholders were made in the shared /tmp. The family is decided by
+ * property, not by name: a world-writable directory with the sticky bit
+ * (any shared scratch directory), the runtime directories (/run, the
+ * user's XDG_RUNTIME_DIR and /run/user/UID, 0700 and not sticky) and the
+ * kernel's own trees. Such a tree is left out of allowWrite, with a
+ * warning: the sandbox has private ones (/tmp, /dev/shm, /run), and
+ * leaving it out only makes the sandbox stricter. A writable tree that
+ * holds one (`/` as the working directory, /var, /run/user) cannot be
+ * left out without losing what the user meant: the start is refused.
+ */
+static const char *host_env(const struct plan_host *h, const char *name);
+
+static const char *const shared_names[] = {
+	"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock", "/run", "/var/run",
+	"/run/user", "/dev", "/proc", "/sys", NULL,
+};
+
+/* The runtime directories: XDG_RUNTIME_DIR's, /run/user/UID. */
+static void shared_runtime(const char *xdg, char runtime[PATH_MAX], char own_run[PATH_MAX])
+{
+	char name[64];
+
+	if (xdg == NULL || xdg[0] != '/' || realpath(xdg, runtime) == NULL)
+		runtime[0] = '\0';
+	if ((size_t)snprintf(name, sizeof(name), "/run/user/%u", (unsigned)geteuid()) >= sizeof(name) ||
+	    realpath(name, own_run) == NULL)
+		own_run[0] = '\0';
+}
+
+static bool shared_real(const char *real, const char *runtime, const char *own_run)
+{
+	struct stat st;
+
+	if (stat(real, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH) != 0 &&
+	    (st.st_mode & S_ISVTX) != 0)
+		return true;
+	for (size_t i = 0; shared_names[i] != NULL; i++) {
+		char r[PATH_MAX];
+
+		if (realpath(shared_names[i], r) != NULL && strcmp(r, real) == 0)
+			return true;
+	}
+	return (runtime[0] != '\0' && strcmp(runtime, real) == 0) ||
+	       (own_run[0] != '\0' && strcmp(own_run, real) == 0);
+}
+
+/* The shared directory real holds, or NULL. */
+static const char *shared_inside(const char *real, const char *runtime, const char *own_run,
+				 char *buf, size_t len)
+{
+	for (size_t i = 0; shared_names[i] != NULL; i++) {
+		char r[PATH_MAX];
+
+		if (realpath(shared_names[i], r) != NULL && strcmp(r, real) != 0 && path_under(r, real) &&
+		    strlen(r) < len) {
+			memcpy(buf, r, strlen(r) + 1);
+			return buf;
+		}
+	}
+	if (runtime[0] != '\0' && strcmp(runtime, real) != 0 && path_under(runtime, real))
+		return runtime;
+	if (own_run[0] != '\0' && strcmp(own_run, real) != 0 && path_under(own_run, real))
+		return own_run;
+	return NULL;
+}
+
+/* A writable tree path (real) holding a shared directory: true after
+ * saying so. */
+static bool shared_refused(const char *path, const char *real, const char *runtime,
+			   const char *own_run)
+{
+	char held[PATH_MAX];
+	const char *in = shared_inside(real, runtime, own_run, held, sizeof(held));
+
+	if (in == NULL)
+		return false;
+	log_warnx("allowWrite %s holds %s, a directory the host's other programs and users share "
+		  "(a temporary, shared-memory or runtime directory), whose files the command could "
+		  "change; the command was not started: run from the project's own directory, or name "
+		  "narrower paths in filesystem.allowWrite",
+		  path, in);
+	return true;
+}
+
+static int plan_shared(struct run_plan *pl, const struct plan_host *h)
+{
+	char runtime[PATH_MAX], own_run[PATH_MAX];
+	size_t out = 0;
+
+	shared_runtime(host_env(h, "XDG_RUNTIME_DIR"), runtime, own_run);
+	for (size_t i = 0; i < pl->allow_write.n; i++) {
+		char real[PATH_MAX];
+
+		if (realpath(pl->allow_write.v[i], real) == NULL) {
+			pl->allow_write.v[out++] = pl->allow_write.v[i];
+			continue; /* sbx_start() names a missing one */
+		}
+		if (shared_real(real, runtime, own_run)) {
+			log_warnx("allowWrite %s%s%s is a directory the host's other programs and users share "
+				  "(a temporary, shared-memory or runtime directory): not writable in the "
+				  "sandbox, which has its own /tmp, /dev/shm and /run; run from a directory of "
+				  "the project's own (mkdir %s/work && cd %s/work) to keep what the command "
+				  "writes",
+				  pl->allow_write.v[i], strcmp(real, pl->allow_write.v[i]) != 0 ? " -> " : "",
+				  strcmp(real, pl->allow_write.v[i]) != 0 ? real : "", real, real);
+			free(pl->allow_write.v[i]);
+			continue;
+		}
+		if (shared_refused(pl->allow_write.v[i], real, runtime, own_run)) {
+			for (size_t k = i; k < pl->allow_write.n; k++)
+				pl->allow_write.v[out++] = pl->allow_write.v[k];
+			pl->allow_write.n = out;
+			pl->allow_write.v[out] = NULL;
+			return -1;
+		}
+		pl->allow_write.v[out++] = pl->allow_write.v[i];
+	}
+	pl->allow_write.n = out;
+	if (pl->allow_write.v != NULL)
+		pl->allow_write.v[out] = NULL;
+	return 0;
+}
+
+/*
  * SPEC §3.3: the per-directory mandatory write denies under dir and under
  * the nearest ancestor of dir that holds a .git (the repository dir is
  * in), whether or not they exist (the sandbox makes placeholders for
@@ -5363,7 +5495,8 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		log_warnx("session directory path too long");
 		return -1;
 	}
-	if (plan_fs(pl, p) < 0 || plan_npmrc_caches(pl, h) < 0 || plan_protect(pl, h, s) < 0 || plan_files(pl, masks) < 0 ||
+	if (plan_fs(pl, p) < 0 || plan_shared(pl, h) < 0 || plan_npmrc_caches(pl, h) < 0 || plan_protect(pl, h, s) < 0 ||
+	    plan_files(pl, masks) < 0 ||
 	    plan_siblings(pl, h) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
 	    plan_env(pl, p, masks, h, s) < 0) {
 		plan_free(pl);
@@ -5442,10 +5575,17 @@ void plan_free(struct run_plan *pl)
 
 int plan_git_roots(struct strv *roots, const policy_t *p)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], runtime[PATH_MAX], own_run[PATH_MAX];
 
+	/* Not a shared directory plan_shared() leaves out (round 43): it
+	 * is not writable, and its walk would go through every user's
+	 * files there. */
+	shared_runtime(getenv("XDG_RUNTIME_DIR"), runtime, own_run);
 	for (size_t i = 0; i < policy_fs_count(p, FS_ALLOW_WRITE); i++) {
-		if (realpath(policy_fs_path(p, FS_ALLOW_WRITE, i), real) != NULL &&
+		if (realpath(policy_fs_path(p, FS_ALLOW_WRITE, i), real) == NULL ||
+		    shared_real(real, runtime, own_run))
+			continue;
+		if (shared_refused(policy_fs_path(p, FS_ALLOW_WRITE, i), real, runtime, own_run) ||
 		    strv_add_unique(roots, real) < 0)
 			return -1;
 	}

@@ -5327,6 +5327,85 @@ static void test_home_placeholder_left_status(void)
 	free(err);
 }
 
+/*
+ * Round 43 of the attack: `run` started in a directory the host's other
+ * programs and users share, with the default allowWrite ["."], bound the
+ * host's own over the sandbox's private one: in /tmp every file of the
+ * host's /tmp was the command's (the running sessions' directories of
+ * the same user, with the trust.pem and resolver files their sandboxes
+ * read), in /dev/shm the shared memory of host processes; the start-up
+ * placeholders were made there for every user to see. Such a tree (a
+ * sticky world-writable directory whatever its name, /dev/shm, the
+ * runtime directories) is left out of allowWrite with a warning, and a
+ * tree holding one (/var here, / as the working directory) refuses the
+ * start.
+ */
+static void test_shared_dirs_r43(void)
+{
+	char sc[PATH_MAX], y[PATH_MAX], yd[PATH_MAX], cmd[4 * PATH_MAX], probe[64];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	static const char *const dirs[] = {"/tmp", "/dev/shm", NULL};
+	char *out = NULL, *err = NULL;
+	struct stat st;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	snprintf(probe, sizeof(probe), "pv-r43-probe-%ld", (long)getpid());
+	CU_ASSERT_FATAL(mkdirs("r43/scratch") == 0 && chmod(at(sc, "r43/scratch"), 01777) == 0 &&
+			write_policy("r43var.yaml", "filesystem:\n  allowWrite: [\"/var\"]\n") == 0 &&
+			write_policy("r43dot.yaml", "filesystem:\n  allowWrite: [\".\"]\n") == 0);
+	(void)at(y, "r43var.yaml");
+	(void)at(yd, "r43dot.yaml");
+	for (size_t i = 0; i < 3; i++) {
+		const char *d = i < 2 ? dirs[i] : sc;
+		char host[PATH_MAX];
+
+		if (stat(d, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && '%s' run -q -p '%s' -- sh -c 'echo planted 2>/dev/null > ./%s && echo wrote; "
+			 "echo also > /tmp/%s-t'; echo status=$?",
+			 d, test_passavant_bin(), yd, probe, probe);
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		snprintf(host, sizeof(host), "%s/%s", d, probe);
+		/* /tmp and /dev/shm: the sandbox's own; another: read-only. */
+		ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, "wrote\n") == (i < 2),
+		    "run in %s: the command did not run: %s %s", d, out ? out : "", err ? err : "");
+		ROW(lstat(host, &st) < 0 && errno == ENOENT, "run in %s: the command's file is on the host: %s", d,
+		    host);
+		snprintf(host, sizeof(host), "/tmp/%s-t", probe);
+		ROW(lstat(host, &st) < 0 && errno == ENOENT, "run in %s: the command's /tmp file is on the host", d);
+		ROW(test_has(err, "other programs and users share") && test_has(err, d),
+		    "run in %s: no warning naming the directory: %s", d, err ? err : "");
+		ROW(!test_has(err, "cannot check") && !test_has(err, "did not finish") && !test_has(err, "another passavant"),
+		    "run in %s: the check walked the shared directory: %s", d, err ? err : "");
+		(void)unlink(host);
+		snprintf(host, sizeof(host), "%s/%s", d, probe);
+		(void)unlink(host);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	/* A tree that holds one: refused before anything is made. */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' run -q -p '%s' -- sh -c 'echo ran'; echo status=$?", sc,
+		 test_passavant_bin(), y);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=125\n") && !test_has(out, "ran\n"),
+	    "allowWrite /var (holding /var/tmp): not refused: %s %s", out ? out : "", err ? err : "");
+	ROW(test_has(err, "allowWrite /var holds /var/tmp"), "allowWrite /var: the refusal does not say why: %s",
+	    err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	snprintf(cmd, sizeof(cmd), "cd / && '%s' run -q -p '%s' -- sh -c 'echo ran'; echo status=$?",
+		 test_passavant_bin(), yd);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=125\n") && !test_has(out, "ran\n") && test_has(err, "allowWrite / holds"),
+	    "run in /: not refused: %s %s", out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -5495,4 +5574,7 @@ TEST_REGISTRAR(register_fsharden)
 		 test_runner_trees_moved);
 	test_add(s, "round 43: npx of a new package in a writable npm cache: runs, the host's _npx untouched",
 		 test_npx_in_session);
+	test_add(s, "round 43: run in a shared directory (/tmp, /dev/shm, a sticky 1777 one): not writable, the host's "
+		    "files untouched; allowWrite /var, or run in /: refused",
+		 test_shared_dirs_r43);
 }
