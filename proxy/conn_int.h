@@ -184,6 +184,8 @@ struct conn_side {
 	bool eof;                 /** this side will send nothing more (EOF or error) */
 	bool shut_wr;             /** our write side to it is shut (half-close, lingering close) */
 	bool failed;              /** upstream: ended in an error, not a clean EOF */
+	bool fin_end;             /** TLS: its end was a FIN without close_notify, not a reset or an alert
+	                           *  (sockio.c's reader tells them apart; failed is set for all three) */
 	bool reusable;            /** upstream: may carry the next request */
 	bool tls_ready;           /** upstream: TLS handshake done and verified */
 	bool cert_bad;            /** upstream: its TLS failed on its certificate (up_tls_err says why) */

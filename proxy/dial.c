@@ -40,6 +40,7 @@ void conn_drop_upstream(conn_t *c)
 	c->up.kicked = false;
 	c->up.reusable = false;
 	c->up.failed = false;
+	c->up.fin_end = false;
 	c->up.tls_ready = false;
 	free(c->up_host);
 	c->up_host = NULL;

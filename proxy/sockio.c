@@ -484,6 +484,25 @@ static void clear_errors(void)
 		ERR_clear_error();
 }
 
+/*
+ * Whether a TLS read that ended in err (SSL_ERROR_SSL or _SYSCALL; ret
+ * SSL_read()'s return) was the peer's FIN without close_notify, not a
+ * reset or an alert: OpenSSL 3 says SSL_R_UNEXPECTED_EOF_WHILE_READING,
+ * 1.1 a syscall error with ret 0 and nothing queued (a reset: ret -1,
+ * errno ECONNRESET). Looks at the error queue, so before it is emptied.
+ */
+static bool tls_end_is_fin(int err, int ret)
+{
+	unsigned long e = ERR_peek_error();
+
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+	if (err == SSL_ERROR_SSL && ERR_GET_LIB(e) == ERR_LIB_SSL &&
+	    ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+		return true;
+#endif
+	return err == SSL_ERROR_SYSCALL && ret == 0 && e == 0;
+}
+
 /* Logs why a TLS read ended (a protocol error, a cut connection), then
  * empties the error queue. */
 static void log_tls_end(const struct conn_side *s)
@@ -685,6 +704,7 @@ int sockio_pull_tls(struct conn_side *s)
 			return 1;
 		case SSL_ERROR_SSL:
 		case SSL_ERROR_SYSCALL:
+			s->fin_end = tls_end_is_fin(err, ret);
 			log_tls_end(s);
 			s->eof = true;
 			return 2;
@@ -832,8 +852,10 @@ static void sockio_tls_read(conn_t *c, struct conn_side *s)
 		{
 			short what = tls_end_what(err, ret);
 
-			if (err != SSL_ERROR_ZERO_RETURN)
+			if (err != SSL_ERROR_ZERO_RETURN) {
+				s->fin_end = tls_end_is_fin(err, ret);
 				log_tls_end(s);
+			}
 			ERR_clear_error();
 			sockio_set_reading(s, false);
 			side_event(c, s, BEV_EVENT_READING | what);

@@ -66,6 +66,7 @@ static char creds_path[4096];      /* the masked file */
 static char files_root[4096];      /* what the HTTPS upstream serves (--files) */
 static char py_path[4200];         /* python3 helper */
 static char py_oracle_path[4200];  /* python3 oracle.py (standalone) */
+static char py_tlsend_path[4200];  /* python3 tlsend.py (standalone) */
 static struct test_upstream up;    /* HTTPS, test CA */
 static struct test_upstream upp;   /* plain HTTP */
 static struct test_upstream upg;   /* HTTPS, --git-root with --git-auth x-access-token */
@@ -504,6 +505,73 @@ static const char py_oracle[] =
 	"except socket.timeout: pass\n"
 	"print(repr(got.split(b'\\r\\n\\r\\n', 1)[-1]))\n";
 
+/*
+ * tlsend.py MODE HOST PROXY CERTDIR TRUST [HTTP10]: how a TLS upstream's
+ * end reaches a client through the proxy (round 43). The upstream (TLS,
+ * CERTDIR's server.pem for 127.0.0.1 and localhost) answers one request
+ * with a close-delimited 200 and ends it: "empty-fin" the head alone,
+ * then a FIN without close_notify; "empty-notify" the same with
+ * close_notify; "empty-reset" the head, then a reset; "body-fin" 300 "x"
+ * and a FIN without close_notify; "te-gzip" a head with
+ * Transfer-Encoding: gzip, 300 "x", close_notify. The client goes
+ * through CONNECT to HOST (TRUST: the session CA), GET, HTTP/1.1 (or
+ * HTTP/1.0 with a sixth argument), and prints the status line and what
+ * came as the body (raw: chunk framing included), repr.
+ */
+static const char py_tlsend[] =
+	"import socket, ssl, struct, sys, threading, time\n"
+	"mode, host, proxy, certdir, trust = sys.argv[1:6]\n"
+	"ver = b'HTTP/1.0' if len(sys.argv) > 6 else b'HTTP/1.1'\n"
+	"ph, pp = proxy.rsplit(':', 1)\n"
+	"sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+	"sctx.load_cert_chain(certdir + '/server.pem', certdir + '/server.key')\n"
+	"srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
+	"port = srv.getsockname()[1]\n"
+	"def upstream():\n"
+	"    raw, _ = srv.accept()\n"
+	"    c = sctx.wrap_socket(raw, server_side=True)\n"
+	"    buf = b''\n"
+	"    while b'\\r\\n\\r\\n' not in buf:\n"
+	"        d = c.recv(4096)\n"
+	"        if not d: return\n"
+	"        buf += d\n"
+	"    head = b'HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n'\n"
+	"    if mode == 'te-gzip': head += b'Transfer-Encoding: gzip\\r\\n'\n"
+	"    c.sendall(head + b'\\r\\n' + (b'x' * 300 if mode in ('body-fin', 'te-gzip') else b''))\n"
+	"    time.sleep(0.2)\n"
+	"    if mode == 'empty-reset':\n"
+	"        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))\n"
+	"        c.close()\n"
+	"        return\n"
+	"    if mode in ('empty-notify', 'te-gzip'):\n"
+	"        try: c.unwrap()\n"
+	"        except (OSError, ssl.SSLError): pass\n"
+	"    else:\n"
+	"        c.shutdown(socket.SHUT_WR)  # a FIN, no close_notify\n"
+	"    time.sleep(0.3)\n"
+	"    c.close()\n"
+	"threading.Thread(target=upstream, daemon=True).start()\n"
+	"s = socket.create_connection((ph, int(pp)))\n"
+	"s.sendall(b'CONNECT %s:%d HTTP/1.1\\r\\nHost: %s:%d\\r\\n\\r\\n' % (host.encode(), port, host.encode(), port))\n"
+	"r = b''\n"
+	"while b'\\r\\n\\r\\n' not in r:\n"
+	"    d = s.recv(1)\n"
+	"    if not d: sys.exit('CONNECT: %r' % r)\n"
+	"    r += d\n"
+	"ctx = ssl.create_default_context(cafile=trust)\n"
+	"t = ctx.wrap_socket(s, server_hostname=host)\n"
+	"t.sendall(b'GET /x ' + ver + b'\\r\\nHost: %s:%d\\r\\n\\r\\n' % (host.encode(), port))\n"
+	"t.settimeout(5)\n"
+	"got = b''\n"
+	"try:\n"
+	"    while True:\n"
+	"        d = t.recv(65536)\n"
+	"        if not d: break\n"
+	"        got += d\n"
+	"except (socket.timeout, OSError, ssl.SSLError): pass\n"
+	"h, _, b = got.partition(b'\\r\\n\\r\\n')\n"
+	"print(repr(h.split(b'\\r\\n')[0]), repr(b))\n";
+
 static const char py_helper[] =
 	"import os, base64\n"
 	"ctx = ssl.create_default_context(cafile=cafile)\n"
@@ -746,6 +814,9 @@ static int fixtures_up(void)
 	snprintf(py_path, sizeof(py_path), "%s/client.py", dir);
 	snprintf(py_oracle_path, sizeof(py_oracle_path), "%s/oracle.py", dir);
 	if (test_write_file(py_oracle_path, py_oracle, sizeof(py_oracle) - 1) < 0)
+		return -1;
+	snprintf(py_tlsend_path, sizeof(py_tlsend_path), "%s/tlsend.py", dir);
+	if (test_write_file(py_tlsend_path, py_tlsend, sizeof(py_tlsend) - 1) < 0)
 		return -1;
 	return test_write_py(py_path, py_helper, sizeof(py_helper) - 1);
 }
@@ -2169,6 +2240,73 @@ static void test_holdback_prefix_oracle(void)
 		    "alone: nothing was cut)",
 		    r ? r : "(nothing)");
 		free(r);
+	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/* What tlsend.py MODE prints through p (malloc'd); http10: the client
+ * speaks HTTP/1.0. */
+static char *tlsend_run(const struct px *p, const char *mode, const char *host, bool http10)
+{
+	char *out = NULL;
+	char *argv[] = {TEST_ENV_CLEAN,	  (char *)test_python(), py_tlsend_path, (char *)mode, (char *)host,
+			(char *)p->t.addr, dir,		  (char *)p->t.trust,	 http10 ? "1" : NULL, NULL};
+
+	CU_ASSERT_EQUAL(runv(&out, argv), 0);
+	return out;
+}
+
+/*
+ * Round 43: how a TLS upstream's end reaches a client of a re-masked
+ * close-delimited body (sent chunked, reframe_close_delimited()). An
+ * empty body loses nothing however a FIN ends it: its last chunk goes
+ * also at a FIN without close_notify, as curl, Go, Node and python
+ * reading it directly take it whole (before: no last chunk, curl 18:
+ * only a plain FIN counted). A reset still cuts it; a body with bytes
+ * ended by a FIN without close_notify still loses its last ones (the
+ * round-32 rule). A client of HTTP/1.0 never gets chunked. A transfer
+ * coding other than chunked (gzip) from any host: 502 (it went as it
+ * came, close-delimited, so a cut was a clean end).
+ */
+static void test_tls_close_delimited_ends(void)
+{
+	static const struct {
+		const char *mode, *host;
+		bool http10;
+		const char *want; /* what the output begins with */
+		const char *bad;  /* what it must not hold, or NULL */
+		const char *why;
+	} rows[] = {
+		{"empty-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
+		 "the last chunk alone: nothing was cut"},
+		{"empty-fin", "localhost", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
+		 "the last chunk alone (a host that is not an inject host)"},
+		{"empty-notify", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
+		 "the last chunk alone"},
+		{"empty-reset", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b''\n", NULL, "no last chunk: a reset is a cut"},
+		{"body-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'", "0\\r\\n\\r\\n",
+		 "the body chunked without its last chunk: a FIN after body bytes is a cut (round 32)"},
+		{"body-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'", "x\\n",
+		 "its last bytes (the body ends in x and a newline) dropped: a FIN after body bytes is a cut (round 32)"},
+		{"empty-fin", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b''\n", NULL, "HTTP/1.0: not chunked, nothing"},
+		{"te-gzip", "127.0.0.1", false, "b'HTTP/1.1 502 Bad Gateway'", NULL, "502: a transfer coding but chunked"},
+		{"te-gzip", "localhost", false, "b'HTTP/1.1 502 Bad Gateway'", NULL,
+		 "502: a transfer coding but chunked, also from a host that is not an inject host"},
+	};
+	struct px p;
+
+	CU_ASSERT_FATAL(px_start(&p, "[header]", "[header]", false) == 0);
+	if (have_sentinels(&p)) {
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			char *r = tlsend_run(&p, rows[i].mode, rows[i].host, rows[i].http10);
+
+			ROW(r != NULL && strncmp(r, rows[i].want, strlen(rows[i].want)) == 0 &&
+				    (rows[i].bad == NULL || strstr(r, rows[i].bad) == NULL),
+			    "%s from %s (HTTP/1.%d client) came as %s (want %s%s%.20s: %s)", rows[i].mode, rows[i].host,
+			    rows[i].http10 ? 0 : 1, r ? r : "(nothing)", rows[i].want, rows[i].bad ? ", not " : "",
+			    rows[i].bad ? rows[i].bad : "", rows[i].why);
+			free(r);
+		}
 	}
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
@@ -3863,6 +4001,9 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "WebSocket: a frame ending in a real value's prefix is not held (oracle)", test_ws_holdback_oracle);
 	test_add(s, "a request body, or a close-delimited end, treats a real value's prefix as any other bytes (oracle)",
 		 test_holdback_prefix_oracle);
+	test_add(s, "a TLS upstream's close-delimited end: an empty body is whole at a FIN without close_notify, a "
+		    "reset cuts, HTTP/1.0 unchunked, a transfer coding refused",
+		 test_tls_close_delimited_ends);
 	test_add(s, "WebSocket: a data frame behind the client's close, the upstream gone", test_ws_close_then_data);
 	test_add(s, "WebSocket: empty frames behind a held tail count against the queue bound (records too)",
 		 test_ws_empty_frames_bound);
