@@ -63,13 +63,16 @@
  *                     certificates; its SDKs fall back to it)
  *   fd00:a9fe:a9fe::1 Akamai (Linode) metadata over IPv6 (tokens,
  *                     user data; cloud-init's Akamai source)
+ *   fd00:100::100:200 Alibaba Cloud ECS metadata over IPv6 (the twin of
+ *                     100.100.100.200; STS role credentials; cloud-init's
+ *                     AliYun source asks for /latest/api/token there)
  * The IPv6 ones sit in fc00::/7, which is not always denied (private
  * ranges stay reachable, see the top): each credential service a cloud
  * serves at a fixed IPv6 address must be listed here, as its IPv4 twin
  * (link-local, or listed above) is refused (round 42 of the attack: the
  * Pod Identity and Scaleway addresses were reachable through any allowed
  * name resolving there, or as a literal under allowedDomains "*"; its
- * review: Oracle's and Akamai's likewise). AWS's other fixed services (fd00:ec2::253 DNS, ::123 NTP) serve no
+ * review: Oracle's and Akamai's likewise; round 43: Alibaba's). AWS's other fixed services (fd00:ec2::253 DNS, ::123 NTP) serve no
  * credentials and stay reachable.
  */
 static const uint8_t metadata_v4[][4] = {
@@ -86,6 +89,7 @@ static const uint8_t metadata_v6[][16] = {
 	{ 0xfd, 0x00, 0x00, 0x42, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x42 },
 	{ 0xfd, 0x00, 0x00, 0xc1, 0, 0, 0, 0, 0, 0, 0, 0, 0xa9, 0xfe, 0xa9, 0xfe },
 	{ 0xfd, 0x00, 0xa9, 0xfe, 0xa9, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x01 },
+	{ 0xfd, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x00, 0x02, 0x00 },
 };
 
 /* Static refusal reasons, one per class (index = enum value). */

@@ -127,6 +127,8 @@ static const struct class_case class_cases[] = {
 	{ "fd00:c1::a9fe:a9ff", PUB },
 	{ "fd00:a9fe:a9fe::1", META },	/* Akamai (review of round 42) */
 	{ "fd00:a9fe:a9fe::2", PUB },
+	{ "fd00:100::100:200", META },	/* Alibaba (round 43) */
+	{ "fd00:100::100:201", PUB },
 	{ "fc00::1", PUB },
 	{ "2001:db8::1", PUB },
 	{ "2606:4700:4700::1111", PUB },
@@ -592,6 +594,16 @@ static const struct guard_case teredo_whole_cases[] = {
 	{ "2001:0:808:808::f7f7:f7f7", 443, false, R("2001::/32") },
 };
 
+static const struct guard_case nat64_nsp_cases[] = {
+	/* NAT64 with a network-specific prefix (RFC 6052, round 43): no
+	 * setting names the prefix, so its addresses are IPv6 only. The
+	 * documented way: the range in the prefix's form, which covers the
+	 * IPv6 addresses under it (not the IPv4 range itself). */
+	{ "2001:db8:64::a01:203", 443, false, R("2001:db8:64::a00:0/104") },
+	{ "2001:db8:64::b01:203", 443, true, NULL },
+	{ "10.1.2.3", 443, true, NULL },
+};
+
 static void test_guard_form_cidrs(void)
 {
 #define FC(c, t) { c, t, ARRAY_LEN(t) }
@@ -605,6 +617,7 @@ static void test_guard_form_cidrs(void)
 		FC("::ffff:0:0:0/96", siit_whole_cases),
 		FC("2002::/16", sixtofour_whole_cases),
 		FC("2001::/32", teredo_whole_cases),
+		FC("2001:db8:64::a00:0/104", nat64_nsp_cases),
 	};
 #undef FC
 	size_t i;
