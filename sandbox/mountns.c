@@ -242,9 +242,97 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
-/* mountinfo copy for the fallback (static: the child must not allocate,
- * and its stack should stay small). */
+/* mountinfo copy (static: the child must not allocate, and its stack
+ * should stay small). One reader at a time: make_ro_fallback() reads it
+ * only for a recursive remount, which cover_kernel_fs() (reading it over
+ * its loop) never asks for. */
 static char mountinfo[1 << 20];
+
+/* Reads the file path into buf (NUL-terminated). 0 or -1 with err set. */
+static int read_whole(const char *path, char *buf, size_t len, char *err, size_t errlen)
+{
+	size_t used = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", path);
+		return -1;
+	}
+	while ((n = read(fd, buf + used, len - 1 - used)) > 0)
+		used += (size_t)n;
+	close(fd);
+	if (n < 0 || used >= len - 1) {
+		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read %s", path);
+		return -1;
+	}
+	buf[used] = '\0';
+	return 0;
+}
+
+/* Reads this namespace's /proc/self/mountinfo into mountinfo[]: the
+ * host's proc under /oldroot (until the final pivot our own root has no
+ * /proc). It lists our namespace's mounts, relative to our root, since
+ * "self" is us in every ancestor PID namespace. 0 or -1 with err set. */
+static int read_mountinfo(char *err, size_t errlen)
+{
+	return read_whole(SBX_OLDROOT "/proc/self/mountinfo", mountinfo, sizeof(mountinfo), err, errlen);
+}
+
+/* One line of mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...
+ * - TYPE SOURCE SUPEROPTIONS". */
+struct mount_line {
+	unsigned long id;
+	char *point; /* unescaped */
+	char *opts;  /* the per-mount options (ro or rw, nodev, ...) */
+	char *type;
+};
+
+/* Splits the next line of mountinfo[] at *cursor into m (in place) and
+ * moves *cursor past it. false at the end; a line not of that form is
+ * skipped. */
+static bool mountinfo_next(char **cursor, struct mount_line *m)
+{
+	char *line, *next, *f[6], *type, *sp;
+	int i;
+
+	for (line = *cursor; *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next == NULL)
+			next = line + strlen(line);
+		else
+			*next++ = '\0';
+		type = strstr(line, " - ");
+		if (type == NULL)
+			continue;
+		*type = '\0';
+		type += 3;
+		sp = strchr(type, ' ');
+		if (sp != NULL)
+			*sp = '\0';
+		f[0] = line;
+		for (i = 1; i < 6 && f[i - 1] != NULL; i++) {
+			f[i] = strchr(f[i - 1], ' ');
+			if (f[i] != NULL)
+				*f[i]++ = '\0';
+		}
+		if (i < 6 || f[5] == NULL)
+			continue;
+		sp = strchr(f[5], ' ');
+		if (sp != NULL)
+			*sp = '\0';
+		unescape(f[4]);
+		m->id = strtoul(f[0], NULL, 10);
+		m->point = f[4];
+		m->opts = f[5];
+		m->type = type;
+		*cursor = next;
+		return true;
+	}
+	*cursor = line;
+	return false;
+}
 
 /*
  * Fallback of make_ro() for kernels without mount_setattr: remounts
@@ -256,11 +344,11 @@ static char mountinfo[1 << 20];
 static int make_ro_fallback(const char *name, const char *path, bool recursive, char *err,
 			    size_t errlen)
 {
-	size_t plen = strlen(path), used = 0;
-	char *line, *next, *mp, *sp;
+	size_t plen = strlen(path);
+	struct mount_line m;
+	char *cursor, *mp;
 	char fdn[64];
-	ssize_t n;
-	int fd, i;
+	int fd;
 
 	if (mount(NULL, name, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | kept_flags(name), NULL) < 0) {
 		errbuf_set_errno(err, errlen, errno, "cannot remount read-only %s", path);
@@ -268,41 +356,10 @@ static int make_ro_fallback(const char *name, const char *path, bool recursive, 
 	}
 	if (!recursive)
 		return 0;
-	/* The host's proc under /oldroot: until the final pivot our own
-	 * root has no /proc. It lists our namespace's mounts, relative to
-	 * our root, since "self" is us in every ancestor PID namespace. */
-	fd = open(SBX_OLDROOT "/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		errbuf_set_errno(err, errlen, errno, "cannot open /proc/self/mountinfo");
+	if (read_mountinfo(err, errlen) < 0)
 		return -1;
-	}
-	while ((n = read(fd, mountinfo + used, sizeof(mountinfo) - 1 - used)) > 0)
-		used += (size_t)n;
-	close(fd);
-	if (n < 0 || used >= sizeof(mountinfo) - 1) {
-		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read /proc/self/mountinfo");
-		return -1;
-	}
-	mountinfo[used] = '\0';
-	for (line = mountinfo; *line != '\0'; line = next) {
-		next = strchr(line, '\n');
-		if (next == NULL)
-			next = line + strlen(line);
-		else
-			*next++ = '\0';
-		/* Field 5 is the mount point. */
-		mp = line;
-		for (i = 0; i < 4 && mp != NULL; i++) {
-			mp = strchr(mp, ' ');
-			if (mp != NULL)
-				mp++;
-		}
-		if (mp == NULL)
-			continue;
-		sp = strchr(mp, ' ');
-		if (sp != NULL)
-			*sp = '\0';
-		unescape(mp);
+	for (cursor = mountinfo; mountinfo_next(&cursor, &m);) {
+		mp = m.point;
 		if (strncmp(mp, path, plen) != 0 || mp[plen] != '/')
 			continue;
 		/* Reached without following a link (round 42): a link
@@ -590,29 +647,6 @@ static int cover_kernel(const struct sbx_plan *pl, const char *dst, char *err, s
 	if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover the kernel's file", err, errlen) < 0)
 		return -1;
 	return make_ro(pl, dst, false, err, errlen);
-}
-
-/* Reads the file path into buf (NUL-terminated). 0 or -1 with err set. */
-static int read_whole(const char *path, char *buf, size_t len, char *err, size_t errlen)
-{
-	size_t used = 0;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		errbuf_set_errno(err, errlen, errno, "cannot open %s", path);
-		return -1;
-	}
-	while ((n = read(fd, buf + used, len - 1 - used)) > 0)
-		used += (size_t)n;
-	close(fd);
-	if (n < 0 || used >= len - 1) {
-		errbuf_set_errno(err, errlen, n < 0 ? errno : EFBIG, "cannot read %s", path);
-		return -1;
-	}
-	buf[used] = '\0';
-	return 0;
 }
 
 /* Is the mount with ID id the one the path mp reaches (not hidden under a
@@ -904,72 +938,47 @@ static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *e
 static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
 {
 	size_t plen = strlen(SBX_NEWROOT);
-	char *line, *next, *f[6], *type, *sp;
-	char dst[PATH_MAX];
+	struct mount_line m;
+	char dst[PATH_MAX], *cursor;
 	enum fs_rule rule;
-	int i;
 
 	if (read_whole(SBX_OLDROOT "/proc/filesystems", filesystems, sizeof(filesystems), err, errlen) < 0 ||
-	    read_whole(SBX_OLDROOT "/proc/self/mountinfo", mountinfo, sizeof(mountinfo), err, errlen) < 0)
+	    read_mountinfo(err, errlen) < 0)
 		return -1;
-	for (line = mountinfo; *line != '\0'; line = next) {
-		next = strchr(line, '\n');
-		if (next == NULL)
-			next = line + strlen(line);
-		else
-			*next++ = '\0';
-		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... - TYPE ..." */
-		type = strstr(line, " - ");
-		if (type == NULL)
-			continue;
-		*type = '\0';
-		type += 3;
-		sp = strchr(type, ' ');
-		if (sp != NULL)
-			*sp = '\0';
-		f[0] = line;
-		for (i = 1; i < 6 && f[i - 1] != NULL; i++) {
-			f[i] = strchr(f[i - 1], ' ');
-			if (f[i] != NULL)
-				*f[i]++ = '\0';
-		}
-		if (i < 6 || f[5] == NULL)
-			continue;
-		sp = strchr(f[5], ' ');
-		if (sp != NULL)
-			*sp = '\0';
-		unescape(f[4]);
-		if (strncmp(f[4], SBX_NEWROOT, plen) != 0 || (f[4][plen] != '/' && f[4][plen] != '\0'))
+	for (cursor = mountinfo; mountinfo_next(&cursor, &m);) {
+		const char *type = m.type, *mp = m.point, *opts = m.opts;
+
+		if (strncmp(mp, SBX_NEWROOT, plen) != 0 || (mp[plen] != '/' && mp[plen] != '\0'))
 			continue;
 		rule = fs_rule(type);
 		/* A proc other than the sandbox's own shows the host's PID
 		 * namespace (review42b): every host process's command line,
 		 * and the root-only files setup_proc() hid in ours. */
-		if (strcmp(type, "proc") == 0 && !at_or_below(f[4], SBX_NEWROOT "/proc"))
+		if (strcmp(type, "proc") == 0 && !at_or_below(mp, SBX_NEWROOT "/proc"))
 			rule = FS_COVER;
 		/* Devices only in the sandbox's /dev (make_nodev()). */
-		if (rule != FS_COVER && !at_or_below(f[4], SBX_NEWROOT "/dev") && !has_opt(f[5], "nodev") &&
-		    mount_visible(f[4], strtoul(f[0], NULL, 10)) && make_nodev(pl, f[4], err, errlen) < 0)
+		if (rule != FS_COVER && !at_or_below(mp, SBX_NEWROOT "/dev") && !has_opt(opts, "nodev") &&
+		    mount_visible(mp, m.id) && make_nodev(pl, mp, err, errlen) < 0)
 			return -1;
 		/* The root of the view is read-only already and never covered. */
-		if (rule == FS_LEAVE || f[4][plen] == '\0')
+		if (rule == FS_LEAVE || mp[plen] == '\0')
 			continue;
 		/* Only root mapped to root owns sysfs's root-only files: for
 		 * any other user they are unreadable already and the walk is
 		 * only its cost (review42b). */
-		if (strcmp(type, "sysfs") == 0 && getuid() == 0 && mount_visible(f[4], strtoul(f[0], NULL, 10)) &&
-		    hide_sys_root_only(pl, f[4], err, errlen) < 0)
+		if (strcmp(type, "sysfs") == 0 && getuid() == 0 && mount_visible(mp, m.id) &&
+		    hide_sys_root_only(pl, mp, err, errlen) < 0)
 			return -1;
-		if (rule == FS_READ_ONLY && (strncmp(f[5], "ro", 2) == 0 && (f[5][2] == ',' || f[5][2] == '\0')))
+		if (rule == FS_READ_ONLY && (strncmp(opts, "ro", 2) == 0 && (opts[2] == ',' || opts[2] == '\0')))
 			continue;
-		if (rule == FS_READ_ONLY && ours(f[4]))
+		if (rule == FS_READ_ONLY && ours(mp))
 			continue;
-		if (!mount_visible(f[4], strtoul(f[0], NULL, 10)))
+		if (!mount_visible(mp, m.id))
 			continue;
 		if (rule == FS_COVER) {
-			if (cover_kernel(pl, f[4], err, errlen) < 0)
+			if (cover_kernel(pl, mp, err, errlen) < 0)
 				return -1;
-		} else if (make_ro(pl, f[4], false, err, errlen) < 0) {
+		} else if (make_ro(pl, mp, false, err, errlen) < 0) {
 			/* gone from this view since the read (below a cover) */
 			if (errno != ENOENT && errno != EACCES)
 				return -1;
