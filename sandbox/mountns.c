@@ -25,7 +25,9 @@
  *     any type not known are covered by empty read-only mounts, the
  *     machine's state (sysfs, cgroup, mqueue, ...) is made read-only;
  *     the firmware's root-only tables in /sys are covered
- *     (cover_kernel_fs()).
+ *     (cover_kernel_fs()). Every mount outside the sandbox's /dev is
+ *     nodev (nodev_view()). Round 43: each mount reached by a handle
+ *     (open_mount()), the view checked again after (kernel_fs_settled()).
  *  6. The deny_read tmpfs covers turn read-only (they stay writable until
  *     here so that allow_read mount points can be made inside them).
  *  7. pivot_root into /newroot; the setup tmpfs and the host root under it
@@ -628,38 +630,100 @@ static enum fs_rule fs_rule(const char *type)
 	return FS_COVER;
 }
 
-/* An empty read-only tmpfs on the directory dst, or the empty file bound
- * read-only on a file. 0, 1 when dst is not there (hidden by a cover
- * above it), -1 with err set. */
+/*
+ * An empty read-only tmpfs on the directory of the handle fd, or the
+ * empty file bound read-only on a file (label: its path, for the
+ * messages). Round 43: on the handle, never on a path looked up again
+ * (a directory above it swapped for a link took the cover elsewhere).
+ * 0 or -1 with err set.
+ */
+static int cover_kernel_fd(const struct sbx_plan *pl, int fd, const char *label, char *err, size_t errlen)
+{
+	char name[64];
+	struct stat st;
+	int e, rc;
+
+	if (fstat(fd, &st) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot read %s", label);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fd_name(name, sizeof(name), fd);
+		if (mount("tmpfs", name, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k") < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot cover the kernel file system at %s", label);
+			return -1;
+		}
+		return 0;
+	}
+	e = open_view(EMPTY_FILE);
+	if (e < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", EMPTY_FILE);
+		return -1;
+	}
+	rc = bind_fd(pl, e, fd, label, false, true, err, errlen);
+	close(e);
+	return rc;
+}
+
+/* cover_kernel_fd() of the entry name of the directory dfd, not following
+ * a link there (label: its path). 0, 1 when it is gone, -1 with err set. */
+static int cover_at(const struct sbx_plan *pl, int dfd, const char *name, const char *label, char *err,
+		    size_t errlen)
+{
+	int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return 1;
+	rc = cover_kernel_fd(pl, fd, label, err, errlen);
+	close(fd);
+	return rc;
+}
+
+/* cover_kernel_fd() of the path dst, opened without following a link
+ * (open_view()). 0, 1 when dst is not there (hidden by a cover above
+ * it), -1 with err set (a link on its path: the change named). */
 static int cover_kernel(const struct sbx_plan *pl, const char *dst, char *err, size_t errlen)
 {
-	struct stat st;
+	int fd = open_view(dst), rc;
 
-	if (lstat(dst, &st) < 0) {
-		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+	if (fd < 0) {
+		if (errno == ENOENT || errno == EACCES)
 			return 1;
+		if (errno == ELOOP || errno == ENOTDIR)
+			return changed(dst, "a symbolic link is on its path", err, errlen);
 		errbuf_set_errno(err, errlen, errno, "cannot read %s", dst);
 		return -1;
 	}
-	if (S_ISDIR(st.st_mode))
-		return do_mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				"mode=0755,size=4k", "cover the kernel file system at", err, errlen);
-	if (do_mount(EMPTY_FILE, dst, NULL, MS_BIND, NULL, "cover the kernel's file", err, errlen) < 0)
-		return -1;
-	return make_ro(pl, dst, false, err, errlen);
+	rc = cover_kernel_fd(pl, fd, dst, err, errlen);
+	close(fd);
+	return rc;
 }
 
-/* Is the mount with ID id the one the path mp reaches (not hidden under a
- * later mount at the same place)? True when statx cannot tell. */
-static bool mount_visible(const char *mp, unsigned long id)
+/*
+ * The handle of the root of the mount id (mountinfo's ID) at its mount
+ * point mp, opened without following a link (round 43: a path followed
+ * again took the mount_setattr() or the cover of the kernel's mount
+ * elsewhere), or -1 with errno: ENOENT when mp does not reach that mount
+ * now (hidden under a later mount or a cover, or moved: the check after
+ * the pass tells, kernel_fs_settled()), ELOOP or ENOTDIR when a link is
+ * on its path now.
+ */
+static int open_mount(const char *mp, unsigned long id)
 {
 	struct statx stx;
+	int fd = open_view(mp);
 
-	if (statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
-		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
-	if ((stx.stx_mask & STATX_MNT_ID) == 0)
-		return true;
-	return stx.stx_mnt_id == id;
+	if (fd < 0)
+		return fd;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) == 0 &&
+	    (((stx.stx_mask & STATX_MNT_ID) != 0 && stx.stx_mnt_id != id) ||
+	     ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
+	      (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) == 0))) {
+		close(fd);
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
 }
 
 /* The sandbox's own mounts of a state type: its fresh proc and devpts. */
@@ -698,41 +762,115 @@ static bool has_opt(const char *opts, const char *opt)
  * the host mounted outside /dev (a chroot's or a build root's /dev: its
  * disks read raw past every deny, kmsg written into the host's log), a
  * second devpts (another instance's ptys), or a node mknod'ed on a disk.
- * Every mount of the view outside /dev becomes nodev. 0, 1 when the
- * mount is no longer reachable, -1 with err set.
+ * Every mount of the view outside /dev becomes nodev.
+ *
+ * Round 43: by one recursive mount_setattr() on the view's root, then
+ * nodev cleared again on the sandbox's /dev tree (its tmpfs, the devices
+ * bound in, its devpts): no mount is looked for by a path (make_nodev()
+ * set it mount by mount at the paths mountinfo gave, and a directory
+ * above a devtmpfs in a writable tree swapped for a link took it
+ * elsewhere: EINVAL, "not reachable", the devtmpfs left with its
+ * devices), and a mount hidden under another gets it too. It costs one
+ * call instead of one per mount. 0, 1 when the kernel has not
+ * mount_setattr() (the caller then sets it mount by mount, nodev_fd()),
+ * -1 with err set.
  */
-static int make_nodev(const struct sbx_plan *pl, const char *path, char *err, size_t errlen)
+static int nodev_view(const struct sbx_plan *pl, char *err, size_t errlen)
 {
-	struct statvfs sv;
-
 #ifdef SYS_mount_setattr
 	struct mount_attr attr;
+	int fd, rc;
 
-	if (!pl->no_mount_setattr) {
+	if (pl->no_mount_setattr)
+		return 1;
+	fd = open(SBX_NEWROOT, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", SBX_NEWROOT);
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_NODEV;
+	rc = (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr));
+	close(fd);
+	if (rc < 0 && errno == ENOSYS)
+		return 1;
+	if (rc < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot make the sandbox's mounts mounts without devices");
+		return -1;
+	}
+	/* The sandbox's /dev: our tmpfs (a link there is ELOOP). */
+	fd = open_view(SBX_NEWROOT "/dev");
+	if (fd < 0 || !fd_mount_root(fd)) {
+		errbuf_set_errno(err, errlen, fd < 0 ? errno : ESTALE, "cannot open the sandbox's /dev");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_clr = MOUNT_ATTR_NODEV;
+	rc = (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr));
+	close(fd);
+	if (rc < 0 && errno != EPERM) {
+		errbuf_set_errno(err, errlen, errno, "cannot give the sandbox's /dev its devices");
+		return -1;
+	}
+	/* EPERM: a host mount bound below /dev (allowWrite /dev/shm) whose
+	 * nodev the host's namespace locked: cleared mount by mount, that
+	 * one left nodev (it was). */
+	if (rc < 0) {
+		struct mount_line m;
+		char *cursor;
+
+		if (read_mountinfo(err, errlen) < 0)
+			return -1;
+		for (cursor = mountinfo; mountinfo_next(&cursor, &m);) {
+			if (!at_or_below(m.point, SBX_NEWROOT "/dev"))
+				continue;
+			fd = open_mount(m.point, m.id);
+			if (fd < 0)
+				continue;
+			(void)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof(attr));
+			close(fd);
+		}
+	}
+	/* /dev/shm was made nodev and stays so. */
+	fd = open_view(SBX_NEWROOT "/dev/shm");
+	if (fd >= 0) {
 		memset(&attr, 0, sizeof(attr));
 		attr.attr_set = MOUNT_ATTR_NODEV;
-		if (syscall(SYS_mount_setattr, AT_FDCWD, path, 0, &attr, sizeof(attr)) == 0)
-			return 0;
-		if (errno == ENOENT || errno == EACCES || errno == EINVAL)
-			return 1;
-		if (errno != ENOSYS) {
-			errbuf_set_errno(err, errlen, errno, "cannot make %s a mount without devices", path);
+		rc = (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof(attr));
+		close(fd);
+		if (rc < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot make %s/dev/shm a mount without devices", SBX_NEWROOT);
 			return -1;
 		}
 	}
+	return 0;
 #else
 	(void)pl;
+	(void)err;
+	(void)errlen;
+	return 1;
 #endif
-	if (statvfs(path, &sv) < 0)
-		return 1;
-	if (mount(NULL, path, NULL,
-		  MS_BIND | MS_REMOUNT | MS_NODEV | kept_flags(path) | ((sv.f_flag & ST_RDONLY) != 0 ? MS_RDONLY : 0),
-		  NULL) == 0)
-		return 0;
-	if (errno == ENOENT || errno == EACCES || errno == EINVAL)
-		return 1;
-	errbuf_set_errno(err, errlen, errno, "cannot make %s a mount without devices", path);
-	return -1;
+}
+
+/* Where mount_setattr() is not (Linux before 5.12, or the test hook): the
+ * mount of the handle fd (mp: its path, for the message) remounted nodev
+ * through its /proc/self/fd name, keeping its flags. 0 or -1 with err. */
+static int nodev_fd(int fd, const char *mp, char *err, size_t errlen)
+{
+	char name[64];
+	struct statvfs sv;
+
+	fd_name(name, sizeof(name), fd);
+	if (statvfs(name, &sv) < 0 ||
+	    mount(NULL, name, NULL,
+		  MS_BIND | MS_REMOUNT | MS_NODEV | kept_flags(name) | ((sv.f_flag & ST_RDONLY) != 0 ? MS_RDONLY : 0),
+		  NULL) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot make %s a mount without devices", mp);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -815,7 +953,7 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 					if (pass == 1) {
 						if (i < SYS_WALK_DIRS && (bits[i / 8] & (1u << (i % 8))) != 0 &&
 						    sys_path_at(plen, de->d_name) &&
-						    cover_kernel(pl, sys_path, err, errlen) < 0)
+						    cover_at(pl, dfd, de->d_name, sys_path, err, errlen) < 0)
 							goto fail;
 						sys_path[plen] = '\0';
 						continue;
@@ -846,7 +984,7 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 						whole++;
 					} else if (rc == 1) {
 						/* not remembered: covered now */
-						if (cover_kernel(pl, sys_path, err, errlen) < 0)
+						if (cover_at(pl, dfd, de->d_name, sys_path, err, errlen) < 0)
 							goto fail;
 						shown = true;
 					} else
@@ -864,7 +1002,7 @@ static int sys_walk(const struct sbx_plan *pl, int dfd, size_t plen, dev_t dev, 
 					continue;
 				}
 				if (root_only(&st) && sys_path_at(plen, de->d_name) &&
-				    cover_kernel(pl, sys_path, err, errlen) < 0)
+				    cover_at(pl, dfd, de->d_name, sys_path, err, errlen) < 0)
 					goto fail;
 				sys_path[plen] = '\0';
 			}
@@ -884,36 +1022,28 @@ fail:
 	return -1;
 }
 
-/* Hides the root-only files of the sysfs mounted at mp (sys_walk()). */
-static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *err, size_t errlen)
+/* Hides the root-only files of the sysfs whose mount's root is the handle
+ * mfd (mp: its mount point, for the messages; sys_walk()). Every cover
+ * inside is made on a handle opened from the directory above it, link
+ * free (round 43: by the path sys_path, a directory above the sysfs
+ * mount swapped for a link took the covers elsewhere). */
+static int hide_sys_root_only(const struct sbx_plan *pl, int mfd, const char *mp, char *err, size_t errlen)
 {
 	size_t plen = strlen(mp);
 	struct stat st, slab;
 	int fd, rc;
 
-	if (plen >= sizeof(sys_path))
+	if (plen >= sizeof(sys_path) || fstat(mfd, &st) < 0)
 		return 0;
 	/* A single file of sysfs bound elsewhere (review42b): judged alone.
 	 * O_PATH: a 0600 resourceN is not opened for real. */
-	fd = open(mp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* hidden below another mount */
-	if (fstat(fd, &st) < 0) {
-		close(fd);
+	if (S_ISREG(st.st_mode))
+		return root_only(&st) && cover_kernel_fd(pl, mfd, mp, err, errlen) < 0 ? -1 : 0;
+	if (!S_ISDIR(st.st_mode))
 		return 0;
-	}
-	if (S_ISREG(st.st_mode)) {
-		close(fd);
-		return root_only(&st) && cover_kernel(pl, mp, err, errlen) < 0 ? -1 : 0;
-	}
-	close(fd);
-	fd = open(mp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return 0;
-	}
 	/* /sys/kernel/slab (7,381 of this VM's 16,395 entries, its files
 	 * 0400 on this kernel, slab statistics being an aid to the
 	 * kernel's exploits when they are not): covered whole without a
@@ -922,114 +1052,302 @@ static int hide_sys_root_only(const struct sbx_plan *pl, const char *mp, char *e
 	 * file system's device). */
 	if (join(sys_path, sizeof(sys_path), mp, "/kernel/slab") == 0 &&
 	    fstatat(fd, "kernel/slab", &slab, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(slab.st_mode) &&
-	    slab.st_dev == st.st_dev && cover_kernel(pl, sys_path, err, errlen) < 0) {
-		close(fd);
-		return -1;
+	    slab.st_dev == st.st_dev) {
+		int k = openat(fd, "kernel", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (k < 0 || cover_at(pl, k, "slab", sys_path, err, errlen) < 0) {
+			if (k < 0)
+				errbuf_set_errno(err, errlen, errno, "cannot open %s/kernel", mp);
+			else
+				close(k);
+			close(fd);
+			return -1;
+		}
+		close(k);
 	}
 	memcpy(sys_path, mp, plen + 1);
 	rc = sys_walk(pl, fd, plen, st.st_dev, 0, err, errlen);
-	if (rc == 1) {
-		sys_path[plen] = '\0';
-		return cover_kernel(pl, sys_path, err, errlen) < 0 ? -1 : 0;
-	}
+	if (rc == 1)
+		return cover_kernel_fd(pl, mfd, mp, err, errlen) < 0 ? -1 : 0;
 	return rc;
 }
 
-static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
+/* Every mount of this namespace, as mountinfo lists them (the later ones
+ * on top of the earlier), for cover_kernel_fs() and its check. */
+#define MAX_MOUNTS 8192
+static struct mount_line mounts[MAX_MOUNTS];
+static size_t n_mounts;
+
+static int list_mounts(char *err, size_t errlen)
 {
-	size_t plen = strlen(SBX_NEWROOT);
-	struct mount_line m;
-	char dst[PATH_MAX], *cursor;
-	enum fs_rule rule;
+	char *cursor;
 
-	if (read_whole(SBX_OLDROOT "/proc/filesystems", filesystems, sizeof(filesystems), err, errlen) < 0 ||
-	    read_mountinfo(err, errlen) < 0)
+	if (read_mountinfo(err, errlen) < 0)
 		return -1;
-	for (cursor = mountinfo; mountinfo_next(&cursor, &m);) {
-		const char *type = m.type, *mp = m.point, *opts = m.opts;
-
-		if (strncmp(mp, SBX_NEWROOT, plen) != 0 || (mp[plen] != '/' && mp[plen] != '\0'))
-			continue;
-		rule = fs_rule(type);
-		/* A proc other than the sandbox's own shows the host's PID
-		 * namespace (review42b): every host process's command line,
-		 * and the root-only files setup_proc() hid in ours. */
-		if (strcmp(type, "proc") == 0 && !at_or_below(mp, SBX_NEWROOT "/proc"))
-			rule = FS_COVER;
-		/* Devices only in the sandbox's /dev (make_nodev()). */
-		if (rule != FS_COVER && !at_or_below(mp, SBX_NEWROOT "/dev") && !has_opt(opts, "nodev") &&
-		    mount_visible(mp, m.id) && make_nodev(pl, mp, err, errlen) < 0)
+	for (n_mounts = 0, cursor = mountinfo; mountinfo_next(&cursor, &mounts[n_mounts]);) {
+		if (++n_mounts == MAX_MOUNTS) {
+			errbuf_set_errno(err, errlen, EFBIG, "more than %d mounts in the sandbox's view", MAX_MOUNTS);
 			return -1;
-		/* The root of the view is read-only already and never covered. */
-		if (rule == FS_LEAVE || mp[plen] == '\0')
+		}
+	}
+	return 0;
+}
+
+/* The rule for mounts[i]: FS_LEAVE for one outside the view or its root. */
+static enum fs_rule rule_of(size_t i)
+{
+	const struct mount_line *m = &mounts[i];
+	size_t plen = strlen(SBX_NEWROOT);
+
+	if (strncmp(m->point, SBX_NEWROOT, plen) != 0 || m->point[plen] != '/')
+		return FS_LEAVE;
+	/* A proc other than the sandbox's own shows the host's PID
+	 * namespace (review42b): every host process's command line, and
+	 * the root-only files setup_proc() hid in ours. */
+	if (strcmp(m->type, "proc") == 0 && !at_or_below(m->point, SBX_NEWROOT "/proc"))
+		return FS_COVER;
+	return fs_rule(m->type);
+}
+
+/* Is mounts[i] hidden: a later mount on its mount point or on a directory
+ * above it (a cover, another bind) stacked over it? */
+static bool hidden_later(size_t i)
+{
+	for (size_t j = i + 1; j < n_mounts; j++)
+		if (mounts[j].id != mounts[i].id && at_or_below(mounts[i].point, mounts[j].point))
+			return true;
+	return false;
+}
+
+/* Does mounts[i] still need its rule (a cover; a remount read-only; a
+ * sysfs walk, walked[] holding the IDs walked; nodev when each)? */
+static bool needs_rule(size_t i, const unsigned long *walked, size_t n_walked, bool nodev_each)
+{
+	const struct mount_line *m = &mounts[i];
+	enum fs_rule rule = rule_of(i);
+
+	if (nodev_each && at_or_below(m->point, SBX_NEWROOT) && !at_or_below(m->point, SBX_NEWROOT "/dev") && !has_opt(m->opts, "nodev"))
+		return true;
+	if (rule == FS_COVER)
+		return true;
+	if (rule != FS_READ_ONLY)
+		return false;
+	if (strcmp(m->type, "sysfs") == 0 && getuid() == 0) {
+		size_t k = 0;
+
+		while (k < n_walked && walked[k] != m->id)
+			k++;
+		if (k == n_walked)
+			return true;
+	}
+	return !has_opt(m->opts, "ro") && !ours(m->point);
+}
+
+/*
+ * One pass of cover_kernel_fs() over the mounts listed now: each reached
+ * through open_mount() (its handle, no link followed, its mount ID
+ * checked) and judged on that handle. A mount not reached is left to the
+ * check after the pass.
+ */
+static int kernel_fs_pass(const struct sbx_plan *pl, unsigned long *walked, size_t *n_walked, bool nodev_each,
+			  char *err, size_t errlen)
+{
+	if (list_mounts(err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < n_mounts; i++) {
+		const struct mount_line *m = &mounts[i];
+		enum fs_rule rule = rule_of(i);
+		int fd, rc = 0;
+
+		if (!needs_rule(i, walked, *n_walked, nodev_each))
 			continue;
+		fd = open_mount(m->point, m->id);
+		if (fd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				return changed(m->point, "a symbolic link is on its path", err, errlen);
+			continue; /* hidden, or moved: the check after the pass */
+		}
+		if (nodev_each && !at_or_below(m->point, SBX_NEWROOT "/dev") && !has_opt(m->opts, "nodev"))
+			rc = nodev_fd(fd, m->point, err, errlen);
 		/* Only root mapped to root owns sysfs's root-only files: for
 		 * any other user they are unreadable already and the walk is
 		 * only its cost (review42b). */
-		if (strcmp(type, "sysfs") == 0 && getuid() == 0 && mount_visible(mp, m.id) &&
-		    hide_sys_root_only(pl, mp, err, errlen) < 0)
-			return -1;
-		if (rule == FS_READ_ONLY && (strncmp(opts, "ro", 2) == 0 && (opts[2] == ',' || opts[2] == '\0')))
-			continue;
-		if (rule == FS_READ_ONLY && ours(mp))
-			continue;
-		if (!mount_visible(mp, m.id))
-			continue;
-		if (rule == FS_COVER) {
-			if (cover_kernel(pl, mp, err, errlen) < 0)
-				return -1;
-		} else if (make_ro(pl, mp, false, err, errlen) < 0) {
-			/* gone from this view since the read (below a cover) */
-			if (errno != ENOENT && errno != EACCES)
-				return -1;
-			if (errlen > 0)
-				err[0] = '\0';
+		if (rc == 0 && rule == FS_READ_ONLY && strcmp(m->type, "sysfs") == 0 && getuid() == 0 &&
+		    *n_walked < MAX_MOUNTS) {
+			rc = hide_sys_root_only(pl, fd, m->point, err, errlen);
+			walked[(*n_walked)++] = m->id;
 		}
-	}
-	for (size_t k = 0; k < ARRAY_LEN(firmware_paths); k++) {
-		if (join(dst, sizeof(dst), SBX_NEWROOT, firmware_paths[k]) < 0)
-			continue;
-		if (cover_kernel(pl, dst, err, errlen) < 0)
+		if (rc == 0 && rule == FS_COVER)
+			rc = cover_kernel_fd(pl, fd, m->point, err, errlen);
+		else if (rc == 0 && rule == FS_READ_ONLY && !has_opt(m->opts, "ro") && !ours(m->point))
+			rc = make_ro_fd(pl, fd, m->point, false, err, errlen);
+		close(fd);
+		if (rc < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* mkdir -p of the parents of path, then path itself as a directory or an
- * empty file, unless it exists. For mount points inside tmpfs covers and
- * the private /tmp. */
-static int ensure_mountpoint(const char *path, bool is_dir, char *err, size_t errlen)
+/* After a pass: is every mount that needs its rule hidden (under a later
+ * mount: a cover)? One reached, or not reached and not hidden (moved
+ * since mountinfo was read), is not settled. */
+static bool kernel_fs_settled(const unsigned long *walked, size_t n_walked, bool nodev_each, char *err,
+			      size_t errlen, const char **which)
 {
-	char buf[PATH_MAX];
-	struct stat st;
-	char *p;
-	int fd;
+	if (list_mounts(err, errlen) < 0)
+		return false;
+	for (size_t i = 0; i < n_mounts; i++) {
+		int fd;
 
-	if (lstat(path, &st) == 0)
-		return 0;
-	if (join(buf, sizeof(buf), "", path) < 0)
-		goto fail;
-	for (p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			goto fail;
-		*p = '/';
+		if (!needs_rule(i, walked, n_walked, nodev_each))
+			continue;
+		fd = open_mount(mounts[i].point, mounts[i].id);
+		if (fd >= 0 || errno == ELOOP || errno == ENOTDIR || !hidden_later(i)) {
+			if (fd >= 0)
+				close(fd);
+			*which = mounts[i].point;
+			return false;
+		}
 	}
-	if (is_dir) {
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			goto fail;
-	} else {
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-		if (fd < 0) {
-			if (errno != EEXIST)
-				goto fail;
-		} else
-			close(fd);
+	return true;
+}
+
+static unsigned long sys_walked[MAX_MOUNTS];
+
+static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	char dst[PATH_MAX], which_path[PATH_MAX];
+	const char *which = NULL;
+	size_t n_walked = 0;
+	bool nodev_each;
+	int rc;
+
+	if (read_whole(SBX_OLDROOT "/proc/filesystems", filesystems, sizeof(filesystems), err, errlen) < 0)
+		return -1;
+	/* Devices only in the sandbox's /dev: one call (nodev_view()), or
+	 * mount by mount in the passes below. */
+	rc = nodev_view(pl, err, errlen);
+	if (rc < 0)
+		return -1;
+	nodev_each = rc == 1;
+	/* Passes until every kernel mount is covered, read-only (and nodev)
+	 * or hidden: a directory above one renamed or swapped during a pass
+	 * moves it out of the pass's reach, and the next pass finds it at
+	 * its new place; still moving after four, the start is refused. */
+	for (int tries = 0;; tries++) {
+		which = NULL;
+		if (kernel_fs_pass(pl, sys_walked, &n_walked, nodev_each, err, errlen) < 0)
+			return -1;
+		if (kernel_fs_settled(sys_walked, n_walked, nodev_each, err, errlen, &which))
+			break;
+		if (which == NULL)
+			return -1; /* mountinfo not read: err set */
+		if (tries >= 3) {
+			snprintf(which_path, sizeof(which_path), "%s", which);
+			return changed(which_path, "a directory above this kernel mount kept moving", err, errlen);
+		}
+	}
+	for (size_t k = 0; k < ARRAY_LEN(firmware_paths); k++) {
+		int fd;
+
+		if (join(dst, sizeof(dst), SBX_NEWROOT, firmware_paths[k]) < 0)
+			continue;
+		/* In the host's sysfs, which no one writes: a link on the
+		 * way is the kernel's own (O_PATH follows it). */
+		fd = open(dst, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		rc = cover_kernel_fd(pl, fd, dst, err, errlen);
+		close(fd);
+		if (rc < 0)
+			return -1;
 	}
 	return 0;
+}
+
+/*
+ * The mount point full (/newroot/...), made where it is missing: each
+ * directory on the way opened in turn without following a link
+ * (O_PATH|O_NOFOLLOW) and made with mkdirat() where absent, full itself
+ * a directory or an empty file. Round 43: mkdir(2) given the path
+ * (ensure_mountpoint()) followed a link swapped in above it and made the
+ * directories at the link's target, in a writable tree of the host's.
+ * The handle of full, or -1 with err set (errno ELOOP or ENOTDIR: a link
+ * or a file on the way, the change named).
+ */
+static int mountpoint_fd(const char *full, bool is_dir, char *err, size_t errlen)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = full, *e, *q;
+	struct stat st;
+	int dfd, fd, r;
+	bool last;
+
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		goto fail;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			return dfd;
+		e = strchrnul(p, '/');
+		for (q = e; *q == '/'; q++)
+			;
+		last = *q == '\0';
+		if ((size_t)(e - p) > NAME_MAX || (e - p == 1 && p[0] == '.') ||
+		    (e - p == 2 && p[0] == '.' && p[1] == '.')) {
+			errno = (size_t)(e - p) > NAME_MAX ? ENAMETOOLONG : EINVAL;
+			goto fail_dfd;
+		}
+		memcpy(comp, p, (size_t)(e - p));
+		comp[e - p] = '\0';
+		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (!last || is_dir)
+				r = mkdirat(dfd, comp, 0755);
+			else if ((r = openat(dfd, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) >= 0)
+				r = close(r);
+			if (r < 0 && errno != EEXIST)
+				goto fail_dfd;
+			fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (fd < 0)
+			goto fail_dfd;
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			goto fail_dfd;
+		}
+		close(dfd);
+		dfd = fd;
+		if (S_ISLNK(st.st_mode) || (!last && !S_ISDIR(st.st_mode))) {
+			close(dfd);
+			return changed(full, "a symbolic link is on its path", err, errlen);
+		}
+		p = e;
+	}
+fail_dfd:
+	{
+		const int saved = errno;
+
+		close(dfd);
+		errno = saved;
+	}
 fail:
-	errbuf_set_errno(err, errlen, errno, "cannot create the mount point %s", path);
+	errbuf_set_errno(err, errlen, errno, "cannot create the mount point %s", full);
 	return -1;
+}
+
+/* mountpoint_fd() where the handle is not needed: the sandbox's own
+ * trees (its /dev). 0 or -1 with err set. */
+static int ensure_mountpoint(const char *path, bool is_dir, char *err, size_t errlen)
+{
+	int fd = mountpoint_fd(path, is_dir, err, errlen);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 /* Binds path on itself read-only (the whole tree below it). */
@@ -1773,16 +2091,10 @@ static int bind_op(const struct sbx_plan *pl, const struct sbx_op *op, const cha
 		close(s);
 		return changed(src, "it is another file or directory", err, errlen);
 	}
-	if (ensure_mountpoint(dst, S_ISDIR(st.st_mode), err, errlen) < 0) {
-		close(s);
-		return -1;
-	}
-	d = open_view(dst);
+	/* Made where missing, no link followed (round 43). */
+	d = mountpoint_fd(dst, S_ISDIR(st.st_mode), err, errlen);
 	if (d < 0) {
 		close(s);
-		if (errno == ELOOP || errno == ENOTDIR)
-			return changed(dst, "a symbolic link is on its path", err, errlen);
-		errbuf_set_errno(err, errlen, errno, "cannot open the mount point %s", dst);
 		return -1;
 	}
 	if (bind_fd(pl, s, d, dst, true, ro, err, errlen) < 0) {

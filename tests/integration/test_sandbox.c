@@ -2251,6 +2251,178 @@ static void test_kernel_devices_elsewhere(void)
 	n_sys_ro = 0;
 }
 
+/*
+ * Round 43: the rest of the set-up by path. make_nodev(), the kernel file
+ * systems' covers and read-only remounts (cover_kernel_fs()) and the
+ * sysfs walk found each mount by the path mountinfo gave, then mounted
+ * on that path again: a directory above the mount swapped for a link (or
+ * for another directory) between the read and the mount took the
+ * mount_setattr() or the cover elsewhere (EINVAL, ENOENT: "not
+ * reachable", skipped) and left the kernel's mount as the host has it.
+ * In a writable tree: kswap/c holds a tmpfs with a device node (dev), an
+ * mqueue (mq), a debugfs or another secret type (dbg) and a sysfs (sys);
+ * a process exchanges kswap/c with a link to kswap/e (the same names,
+ * plain directories) and back while the sandbox starts n times; the
+ * command, once the loop has put c back, looks: the node opens no
+ * device, the queue is read-only, the secret mount is covered, the
+ * sysfs root-only file reads nothing. A refusal that names the change is
+ * the fail-closed answer and counted apart.
+ */
+static void kswap_loop(const char *a, const char *al, const char *go, const char *done)
+{
+	struct stat st;
+
+	for (;;) {
+		(void)renameat2(AT_FDCWD, a, AT_FDCWD, al, RENAME_EXCHANGE);
+		if (access(go, F_OK) == 0)
+			break;
+	}
+	if (lstat(a, &st) == 0 && S_ISLNK(st.st_mode))
+		(void)renameat2(AT_FDCWD, a, AT_FDCWD, al, RENAME_EXCHANGE);
+	_exit(mkfile(done, "") == 0 ? 0 : 1);
+}
+
+static int kernel_swap_starts(const char *label, int n)
+{
+	static const char *const secret_types[] = { "debugfs", "tracefs", "binfmt_misc", "fusectl" };
+	char dir[PATH_MAX], c[PATH_MAX], cl[PATH_MAX], buf[PATH_MAX], go[PATH_MAX], done[PATH_MAX];
+	static char sysrel[PATH_MAX];
+	static const char *dbg_type;
+	static bool mounted; /* the second call: the same mounts */
+	char script[3 * PATH_MAX + 1024], first_err[512] = "";
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *aw[] = { dir, NULL };
+	int bad = 0, refused = 0, ran = 0, unnamed = 0, dev = 0, mq = 0, dbg = 0, sys = 0;
+	struct sbx_config cfg;
+
+	at(dir, "kswap");
+	at(c, "kswap/c");
+	at(cl, "kswap/c-l");
+	at(go, "kswap/go");
+	at(done, "kswap/done");
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return 1;
+	if (symlink("e", cl) < 0 && errno != EEXIST)
+		return 1;
+	for (int k = 0; k < 2; k++) {
+		const char *top = k == 0 ? "kswap/c" : "kswap/e";
+		static const char *const subs[] = { "", "/dev", "/mq", "/dbg", "/sys" };
+
+		for (size_t i = 0; i < ARRAY_LEN(subs); i++) {
+			snprintf(buf, sizeof(buf), "%s/%s%s", root, top, subs[i]);
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return 1;
+		}
+	}
+	if (mounted)
+		goto run;
+	mounted = true;
+	if (mount("none", at(buf, "kswap/c/dev"), "tmpfs", 0, "mode=0755") < 0 ||
+	    mknod(at(buf, "kswap/c/dev/null"), S_IFCHR | 0666, makedev(1, 3)) < 0 ||
+	    mount("none", at(buf, "kswap/c/mq"), "mqueue", 0, NULL) < 0) {
+		fprintf(stderr, "kswap (%s): cannot set up %s: %s\n", label, buf, strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < ARRAY_LEN(secret_types) && dbg_type == NULL; i++)
+		if (mount("none", at(buf, "kswap/c/dbg"), secret_types[i], 0, NULL) == 0)
+			dbg_type = secret_types[i];
+	if (n_sys_ro > 0 && mount("none", at(buf, "kswap/c/sys"), "sysfs", 0, NULL) == 0)
+		snprintf(sysrel, sizeof(sysrel), "%s", sys_ro[0] + strlen("/sys/"));
+run:
+	snprintf(script, sizeof(script),
+		 "cd '%s' || exit 3; : > go; i=0; while [ ! -e done ] && [ $i -lt 500 ]; do sleep 0.01; "
+		 "i=$((i+1)); done; [ -e done ] || echo NOT-DONE; [ -L c ] && echo C-LINK; "
+		 "echo x 2>/dev/null > c/dev/null && echo DEV-OPEN; "
+		 "(: > c/mq/pvq) 2>/dev/null && echo MQ-WRITABLE; "
+		 "[ -n \"$(ls -A c/dbg 2>/dev/null)\" ] && [ -n '%s' ] && echo DBG-SHOWN; "
+		 "[ -n '%s' ] && head -c 1 'c/sys/%s' >/dev/null 2>&1 && echo SYS-READ; echo checked",
+		 dir, dbg_type != NULL ? "y" : "", sysrel, sysrel);
+	for (int i = 0; i < n; i++) {
+		struct run r;
+		pid_t loop;
+
+		(void)unlink(go);
+		(void)unlink(done);
+		(void)unlink(at(buf, "kswap/c/mq/pvq"));
+		loop = fork();
+		if (loop < 0)
+			return 1;
+		if (loop == 0)
+			kswap_loop(c, cl, go, done);
+		base_config(&cfg, argv);
+		cfg.cwd = dir;
+		cfg.allow_write = aw;
+		cfg.protect = NULL;
+		cfg.deny_read = NULL;
+		cfg.deny_write = NULL;
+		cfg.files = NULL;
+		cfg.n_files = 0;
+		run_cfg(&cfg, &r, 0, NULL);
+		if (r.status == -125) {
+			refused++;
+			if (first_err[0] == '\0')
+				snprintf(first_err, sizeof(first_err), "%s", r.err);
+			if (strstr(r.err, "symbolic link") == NULL && strstr(r.err, "since the plan looked") == NULL &&
+			    strstr(r.err, "during the start") == NULL && unnamed++ == 0)
+				fprintf(stderr, "kswap (%s): refused unnamed: %s\n", label, r.err);
+			(void)mkfile(go, "");
+		} else if (strstr(r.out, "checked") != NULL) {
+			ran++;
+			dev += strstr(r.out, "DEV-OPEN") != NULL;
+			mq += strstr(r.out, "MQ-WRITABLE") != NULL;
+			dbg += strstr(r.out, "DBG-SHOWN") != NULL;
+			sys += strstr(r.out, "SYS-READ") != NULL;
+		} else {
+			fprintf(stderr, "kswap: status %d, err %s, out %s\n", r.status, r.err, r.out);
+			bad++;
+		}
+		free(r.out);
+		(void)waitpid(loop, NULL, 0);
+	}
+	(void)unlink(at(buf, "kswap/c/mq/pvq"));
+	printf("\n    kernel mounts below a swapped directory (%s, %s%s): %d of %d ran, %d refused (first: %s)\n", label,
+	       dbg_type != NULL ? dbg_type : "no secret type", sysrel[0] != '\0' ? ", sysfs" : "", ran, n, refused,
+	       first_err);
+	if (dev || mq || dbg || sys)
+		fprintf(stderr, "kswap (%s): of %d runs: device opened %d, mqueue written %d, %s shown %d, sysfs "
+				"root-only file read %d\n",
+			label, ran, dev, mq, dbg_type != NULL ? dbg_type : "-", dbg, sys);
+	return bad + dev + mq + dbg + sys + unnamed + (ran + refused != n);
+}
+
+static void test_kernel_mounts_swapped(void)
+{
+	pid_t pid;
+	int st = 0;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("mounting tmpfs, mqueue, sysfs needs root");
+		return;
+	}
+	n_sys_ro = 0;
+	CU_ASSERT_FATAL(nftw("/sys", collect_sys_ro, 32, FTW_PHYS | FTW_MOUNT) == 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		int bad;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(100);
+		bad = kernel_swap_starts("mount_setattr", 40);
+		if (setenv("PASSAVANT_SBX_NO_MOUNT_SETATTR", "1", 1) < 0)
+			_exit(101);
+		bad += kernel_swap_starts("mount(2) fallback", 25);
+		_exit(bad > 99 ? 99 : bad);
+	}
+	CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+	CU_ASSERT(WIFEXITED(st));
+	CU_ASSERT_EQUAL(WEXITSTATUS(st), 0);
+	for (size_t i = 0; i < n_sys_ro; i++)
+		free(sys_ro[i]);
+	n_sys_ro = 0;
+}
+
 static void test_stray_fds(void)
 {
 	int fd = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
@@ -2844,6 +3016,8 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "round 42: sysfs's root-only files: read nothing", test_sys_root_only);
 	test_add(s, "review of round 42: devices, a host proc, a bound sysfs file outside /dev and /proc: closed",
 		 test_kernel_devices_elsewhere);
+	test_add(s, "round 43: kernel mounts below a directory swapped for a link during the start: nodev, "
+		    "read-only, covered all the same", test_kernel_mounts_swapped);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);
