@@ -1189,8 +1189,10 @@ static int kernel_fs_pass(const struct sbx_plan *pl, unsigned long *walked, size
 }
 
 /* After a pass: is every mount that needs its rule hidden (under a later
- * mount: a cover)? One reached, or not reached and not hidden (moved
- * since mountinfo was read), is not settled. */
+ * mount: a cover) or out of reach (EACCES: a directory on its path whose
+ * owner this user namespace does not map, which the command cannot pass
+ * either)? One reached, or not reached and not hidden (moved since
+ * mountinfo was read), is not settled. */
 static bool kernel_fs_settled(const unsigned long *walked, size_t n_walked, bool nodev_each, char *err,
 			      size_t errlen, const char **which)
 {
@@ -1202,6 +1204,8 @@ static bool kernel_fs_settled(const unsigned long *walked, size_t n_walked, bool
 		if (!needs_rule(i, walked, n_walked, nodev_each))
 			continue;
 		fd = open_mount(mounts[i].point, mounts[i].id);
+		if (fd < 0 && errno == EACCES)
+			continue;
 		if (fd >= 0 || errno == ELOOP || errno == ENOTDIR || !hidden_later(i)) {
 			if (fd >= 0)
 				close(fd);
