@@ -845,10 +845,17 @@ static bool is_json_type(const char *mt, size_t n)
 
 /* Charsets whose bytes 0x20-0x7e are ASCII's wherever a name can start
  * (single bytes, or multibyte ones whose ASCII bytes stand for
- * themselves); '*': digits follow. */
+ * themselves); '*': digits follow. The names servers write too (an
+ * inject host's answer is refused in any other, exchange.c): libmagic's
+ * "binary" (PHP's finfo, `file -i`: bytes as they are), Java's
+ * "ISO8859_1" and "MS932", Python's "latin-1" and "cp932", glibc's
+ * "ANSI_X3.4-1968" (the C locale's), the Thai and Korean Windows ones. */
 static const char *const ascii_charsets[] = {
-	"utf-8", "utf8", "us-ascii", "ascii", "iso-8859-*", "iso8859-*", "iso_8859-*", "latin1", "windows-125*",
-	"cp125*", "shift_jis", "windows-31j", "euc-jp", "euc-kr", "gbk", "gb2312", "gb18030", "big5", "koi8-r", "koi8-u",
+	"utf-8",       "utf8",       "us-ascii",   "ascii",          "iso-8859-*", "iso8859-*",      "iso_8859-*",
+	"iso8859_*",   "latin1",     "latin-1",    "windows-125*",   "cp125*",     "shift_jis",      "windows-31j",
+	"ms932",       "cp932",      "euc-jp",     "euc-kr",         "cp949",      "ks_c_5601-1987", "gbk",
+	"gb2312",      "gb18030",    "big5",       "koi8-r",         "koi8-u",     "windows-874",    "tis-620",
+	"binary",      "ansi_x3.4-1968",
 };
 
 static bool ascii_charset(const char *v, size_t n)

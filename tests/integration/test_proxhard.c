@@ -1743,6 +1743,13 @@ static void test_charset_refused(void)
 	    {"text/plain%3B%20charset%3Dutf-7", true, true},
 	    {"text/plain%3B%20charset%3Dutf-8", true, false},
 	    {"text/plain%3B%20charset%3D%22iso-8859-1%22", true, false},
+	    /* names servers write for ASCII's bytes (review43b: refused in
+	     * 5ae0c1e): libmagic's binary (PHP's finfo), Java's, glibc's */
+	    {"application/octet-stream%3B%20charset%3Dbinary", true, false},
+	    {"text/plain%3B%20charset%3DISO8859_1", true, false},
+	    {"text/plain%3B%20charset%3DANSI_X3.4-1968", true, false},
+	    {"text/html%3B%20charset%3DMS932", true, false},
+	    {"text/plain%3B%20charset%3Dlatin-1", true, false},
 	    {"application/json", true, false},
 	    {"text/plain%3B%20charset%3Dutf-16", false, false},
 	};
