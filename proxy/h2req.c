@@ -116,15 +116,20 @@ static bool judge(struct h2s *s)
 
 /* Whether a request field is dropped on its way up: Proxy-Authorization
  * never goes (SPEC §5); towards an inject host, the codings and ranges
- * that would hide bytes from the scan (SPEC §4.3). */
-static bool dropped(const char *name, size_t len, bool identity)
+ * that would hide bytes from the scan (SPEC §4.3). put: a PUT's range
+ * names what it writes (Azure's Put Page, Put Range), not a part to
+ * read, and goes up (review43b); a 206 is refused whatever the method
+ * (h2stream.c). */
+static bool dropped(const char *name, size_t len, bool identity, bool put)
 {
 #define IS(k) (len == sizeof(k) - 1 && memcmp(name, k, len) == 0)
 	if (IS("proxy-authorization"))
 		return true;
-	return identity && (IS("accept-encoding") || IS("grpc-accept-encoding") || IS("connect-accept-encoding") ||
-			    IS("range") || IS("if-range") || IS("request-range") || IS("x-ms-range") ||
-			    IS("accept-charset"));
+	if (!identity)
+		return false;
+	if (IS("accept-encoding") || IS("grpc-accept-encoding") || IS("connect-accept-encoding") || IS("accept-charset"))
+		return true;
+	return !put && (IS("range") || IS("if-range") || IS("request-range") || IS("x-ms-range"));
 #undef IS
 }
 
@@ -148,7 +153,7 @@ static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
 	while (p != NULL && p < end) {
 		char *le = memchr(p, '\r', (size_t)(end - p)), *colon = memchr(p, ':', (size_t)(le - p));
 
-		if (!dropped(p, (size_t)(colon - p), identity) &&
+		if (!dropped(p, (size_t)(colon - p), identity, strcmp(s->method, "PUT") == 0) &&
 		    !((size_t)(colon - p) == 4 && memcmp(p, "host", 4) == 0) &&
 		    evbuffer_add(out, p, (size_t)(le + 2 - p)) < 0)
 			return -1;

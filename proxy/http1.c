@@ -983,6 +983,10 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 			 bool identity)
 {
 	bool has_connection = false;
+	/* A PUT's range names what it writes (Azure's Put Page and
+	 * Put Range require x-ms-range or Range), not a part to read: it
+	 * goes up (review43b); a 206 it got is refused as any other. */
+	bool ranges = identity && !http1_method_is(h, "PUT");
 	size_t i;
 
 	for (i = 0; i < h->nhdr && !has_connection; i++)
@@ -990,15 +994,17 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 	for (i = 0; i < h->nhdr; i++) {
 		if (is_hop_by_hop(h, i, keep_upgrade, has_connection) || (skip != NULL && name_is(h, i, skip)))
 			continue;
+		if (identity &&
+		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions") ||
+		     NAME_IS(h, i, "grpc-accept-encoding") || NAME_IS(h, i, "connect-accept-encoding") ||
+		     NAME_IS(h, i, "accept-charset")))
+			continue;
 		/* Ranges too (SPEC §4.3): two partial responses could each
 		 * hold part of a real value, which no scan would see whole;
 		 * Azure Storage's x-ms-range is one (it wins over Range there).
 		 * A 206 that comes anyway is refused (exchange.c). */
-		if (identity &&
-		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions") ||
-		     NAME_IS(h, i, "grpc-accept-encoding") || NAME_IS(h, i, "connect-accept-encoding") ||
-		     NAME_IS(h, i, "range") || NAME_IS(h, i, "if-range") || NAME_IS(h, i, "request-range") ||
-		     NAME_IS(h, i, "x-ms-range") || NAME_IS(h, i, "accept-charset")))
+		if (ranges && (NAME_IS(h, i, "range") || NAME_IS(h, i, "if-range") || NAME_IS(h, i, "request-range") ||
+			       NAME_IS(h, i, "x-ms-range")))
 			continue;
 		put(w, h->buf + h->hdr[i].noff, h->hdr[i].nlen);
 		put(w, ": ", 2);

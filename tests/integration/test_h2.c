@@ -2218,6 +2218,21 @@ static void test_partial(void)
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 206, "a 206 from a host that is no inject host");
 	free(out);
+	out = NULL;
+	/* a PUT's range names what it writes (Azure's Put Page and Put
+	 * Range require x-ms-range): it goes up (review43b) */
+	rmark = test_file_size(p_h2rec);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req",
+		 "{\"method\":\"PUT\",\"path\":\"/hello?t=pt4\",\"headers\":[[\"x-ms-range\",\"bytes=0-3\"]],"
+		 "\"data\":[\"abcd\"]}",
+		 NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "a PUT with x-ms-range to an inject host");
+	free(out);
+	rec = test_file_since(p_h2rec, rmark);
+	ROW(test_has(rec, "t=pt4") && test_has(rec, "x-ms-range: bytes=0-3"),
+	    "a PUT's x-ms-range did not go up to the inject host:\n%.1500s", red(rec));
+	free(rec);
 }
 
 /*
