@@ -474,6 +474,43 @@ static const char *host_env_get(const struct plan_host *h, const char *name)
 	return NULL;
 }
 
+/* As node's path.resolve() leaves an absolute path: no empty, '.' or '..'
+ * component, no trailing slash (the sandbox refuses a protected path
+ * with one, and with it the whole run: review43f). In place. */
+static void npmrc_normalize(char *p)
+{
+	size_t o = 0;
+
+	for (const char *c = p; *c != '\0';) {
+		size_t n;
+
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if (n == 0)
+			break;
+		if (n == 1 && c[0] == '.') {
+			c += n;
+			continue;
+		}
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			while (o > 0 && p[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+			c += n;
+			continue;
+		}
+		p[o++] = '/';
+		memmove(p + o, c, n);
+		o += n;
+		c += n;
+	}
+	if (o == 0)
+		p[o++] = '/';
+	p[o] = '\0';
+}
+
 /*
  * Round 43: the caches an npmrc moves. npm takes its cache (and so npx's
  * install tree, <cache>/_npx) from a "cache=" line of the project's
@@ -482,10 +519,13 @@ static const char *host_env_get(const struct plan_host *h, const char *name)
  * "cache-dir=", as from the variables policy_bind() reads. Each tree an
  * npmrc names this way is write-denied as the home rows' are, and a
  * directory of the session where its cache is writable. Read: the user's
- * files, the global ones, and the .npmrc of the working directory and of
- * each directory above it (npm reads the project's at its root: more
- * places denied, never fewer). Values: absolute, "~/...", ${VAR} of the
- * host's environment at the start; a relative one names nothing here.
+ * files, the global ones (also $npm_config_globalconfig's and
+ * $npm_config_prefix/etc/npmrc), pnpm's global rc, and the .npmrc of the
+ * working directory and of each directory above it (npm reads the
+ * project's at its root: more places denied, never fewer). Values: absolute, "~/...", ${VAR} of the
+ * host's environment at the start (${VAR?}: empty when unset), a relative
+ * one against the working directory, as node's path.resolve() leaves them
+ * (review43f: a trailing slash or a '..' no longer refuses the run).
  */
 static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char *val, size_t n,
 		      const char *sub)
@@ -512,9 +552,18 @@ static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char
 			c++;
 		} else if (c[0] == '$' && c[1] == '{' && (end = strchr(c, '}')) != NULL &&
 			   (size_t)(end - c - 2) < sizeof(name)) {
-			memcpy(name, c + 2, (size_t)(end - c - 2));
-			name[end - c - 2] = '\0';
+			size_t k = (size_t)(end - c - 2);
+			bool opt = k > 0 && c[1 + k] == '?';
+
+			/* npm's envReplace(): ${VAR?} is VAR or nothing,
+			 * an unset ${VAR} stays as written. */
+			memcpy(name, c + 2, k - (opt ? 1 : 0));
+			name[k - (opt ? 1 : 0)] = '\0';
 			v = host_env_get(h, name);
+			if (v == NULL && !opt) {
+				out[o++] = *c++;
+				continue;
+			}
 			c = end + 1;
 			if (v == NULL)
 				v = "";
@@ -528,8 +577,17 @@ static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char
 			out[o++] = *v;
 	}
 	out[o] = '\0';
-	if (out[0] != '/' ||
-	    snprintf(path, sizeof(path), "%s/%s", strcmp(out, "/") == 0 ? "" : out, sub) >= (int)sizeof(path))
+	/* A relative value: npm resolves it against its working directory
+	 * (path.resolve()), here the session's. */
+	if (out[0] != '/' && out[0] != '\0' && h->cwd != NULL && h->cwd[0] == '/') {
+		if (snprintf(path, sizeof(path), "%s/%s", h->cwd, out) >= (int)sizeof(path) ||
+		    snprintf(out, sizeof(out), "%s", path) >= (int)sizeof(out))
+			return 0;
+	}
+	if (out[0] != '/')
+		return 0;
+	npmrc_normalize(out);
+	if (snprintf(path, sizeof(path), "%s/%s", strcmp(out, "/") == 0 ? "" : out, sub) >= (int)sizeof(path))
 		return 0;
 	if (strv_add_unique(&pl->protect, path) < 0 || strv_add_unique(&pl->scratch, path) < 0)
 		return -1;
@@ -592,6 +650,35 @@ static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
 	if (npmrc_caches_of(pl, h, "/etc/npmrc") < 0 || npmrc_caches_of(pl, h, "/usr/etc/npmrc") < 0 ||
 	    npmrc_caches_of(pl, h, "/usr/local/etc/npmrc") < 0)
 		return -1;
+	/* review43f: the global npmrc a variable names ($npm_config_globalconfig,
+	 * else $npm_config_prefix/etc/npmrc), and pnpm's own global rc, where
+	 * `pnpm config set --global cache-dir` writes it: $XDG_CONFIG_HOME/pnpm/rc,
+	 * else ~/.config/pnpm/rc. */
+	{
+		static const char *const vars[] = {"npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG"};
+		static const char *const prefixes[] = {"npm_config_prefix", "NPM_CONFIG_PREFIX"};
+		const char *xdg = host_env_get(h, "XDG_CONFIG_HOME");
+
+		for (size_t i = 0; i < ARRAY_LEN(vars); i++) {
+			const char *v = host_env_get(h, vars[i]), *pre = host_env_get(h, prefixes[i]);
+
+			if (v != NULL && v[0] == '/' && npmrc_caches_of(pl, h, v) < 0)
+				return -1;
+			if (pre != NULL && pre[0] == '/' &&
+			    snprintf(path, sizeof(path), "%s/etc/npmrc", pre) < (int)sizeof(path) &&
+			    npmrc_caches_of(pl, h, path) < 0)
+				return -1;
+		}
+		if (xdg != NULL && xdg[0] == '/' &&
+		    snprintf(path, sizeof(path), "%s/pnpm/rc", xdg) < (int)sizeof(path) &&
+		    npmrc_caches_of(pl, h, path) < 0)
+			return -1;
+		for (size_t i = 0; i < 2; i++)
+			if (homes[i] != NULL &&
+			    snprintf(path, sizeof(path), "%s/.config/pnpm/rc", homes[i]) < (int)sizeof(path) &&
+			    npmrc_caches_of(pl, h, path) < 0)
+				return -1;
+	}
 	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
 		return 0;
 	strcpy(dir, h->cwd);

@@ -5246,6 +5246,76 @@ static void test_npx_in_session(void)
 }
 
 /*
+ * review43f: the npmrc files fix43c's plan_npmrc_caches() did not read or
+ * did not read as npm and pnpm do. (1) A cache= with a trailing slash or a
+ * '..' (cache=~/.cache/tn/) made a protected path the sandbox refuses
+ * ("has an empty component"): the whole run was refused. (2) pnpm's own
+ * global rc (~/.config/pnpm/rc, where `pnpm config set --global` writes
+ * cache-dir), the global npmrc $npm_config_globalconfig names, npm's
+ * ${VAR?} and a relative cache= (npm resolves it against its working
+ * directory) were not followed: their _npx and dlx were writable on the
+ * host in a writable cache.
+ */
+static void test_npmrc_caches_read_as_npm(void)
+{
+	char h[PATH_MAX], e1[PATH_MAX + 64], rc[2 * PATH_MAX], *out = NULL, *err = NULL;
+	const char *env[2];
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("home43r/.cache/tn/_npx/0a") == 0 && mkdirs("home43r/.cache/pn/dlx/0c") == 0 &&
+			mkdirs("home43r/.cache/gn/_npx/0d") == 0 && mkdirs("home43r/.config/pnpm") == 0 &&
+			mkdirs("work/rel43r/c/_npx/0e") == 0 && mkdirs("g43r") == 0 &&
+			mkdirs("home43r/.cache/hn/_npx/0f") == 0 &&
+			write_policy("home43r.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\", "
+				     "\"%1$s/home43r/.cache\"]\n") == 0);
+	/* (1) ~/.npmrc: a trailing slash, then a '..'. */
+	CU_ASSERT_FATAL(mkfile(at(h, "home43r/.npmrc"), "cache=~/.cache/tn/\ncache=~/.cache/x/../tn//\n") == 0);
+	st = run_fsh("home43r", NULL, NULL, NULL, "home43r.yaml",
+		     "mkdir -p ~/.cache/tn/_npx/9a 2>/dev/null; echo w1=$?\necho c > ~/.cache/entry; echo c1=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "c1=0\n"), "cache=~/.cache/tn/ refused the run: status %d, %s %s", st,
+	    test_nz(out), test_nz(err));
+	ROW(!exists("home43r/.cache/tn/_npx/9a"), "cache=~/.cache/tn/: its _npx was writable: %s", test_nz(out));
+	free(out);
+	free(err);
+	out = err = NULL;
+	CU_ASSERT_FATAL(unlink(at(h, "home43r/.npmrc")) == 0);
+	/* (2) pnpm's global rc, $npm_config_globalconfig with ${VAR?}, a
+	 * relative cache= (the working directory is work), ${HOME?} in
+	 * ~/.npmrc (fix43c looked up a variable named "HOME?"). */
+	CU_ASSERT_FATAL(mkfile(at(h, "home43r/.config/pnpm/rc"), "cache-dir=~/.cache/pn\n") == 0 &&
+			mkfile(at(h, "home43r/.npmrc"), "cache=${HOME?}/.cache/hn\n") == 0);
+	CU_ASSERT_FATAL(snprintf(rc, sizeof(rc), "cache=${NOT_SET_43R?}%s/home43r/.cache/gn\ncache=rel43r/c\n", root) <
+			(int)sizeof(rc));
+	CU_ASSERT_FATAL(mkfile(at(h, "g43r/npmrc"), rc) == 0);
+	snprintf(e1, sizeof(e1), "npm_config_globalconfig=%s", at(h, "g43r/npmrc"));
+	env[0] = e1;
+	env[1] = NULL;
+	st = run_fsh("home43r", NULL, env, NULL, "home43r.yaml",
+		     "mkdir -p ~/.cache/pn/dlx/9b 2>/dev/null; echo w2=$?\n"
+		     "mkdir -p ~/.cache/gn/_npx/9c 2>/dev/null; echo w3=$?\n"
+		     "mkdir -p rel43r/c/_npx/9d 2>/dev/null; echo w4=$?\n"
+		     "mkdir -p ~/.cache/hn/_npx/9f 2>/dev/null; echo w5=$?\n"
+		     "echo c > ~/.cache/entry; echo c2=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "c2=0\n"), "the writable cache: status %d, %s %s", st, test_nz(out),
+	    test_nz(err));
+	ROW(test_has(out, "w2=") && !exists("home43r/.cache/pn/dlx/9b"),
+	    "pnpm's global rc's cache-dir: its dlx was writable: %s", test_nz(out));
+	ROW(test_has(out, "w3=") && !exists("home43r/.cache/gn/_npx/9c"),
+	    "$npm_config_globalconfig's cache=${VAR?}...: its _npx was writable: %s", test_nz(out));
+	ROW(test_has(out, "w4=") && !exists("work/rel43r/c/_npx/9d"),
+	    "a relative cache=: its _npx was writable: %s", test_nz(out));
+	ROW(test_has(out, "w5=") && !exists("home43r/.cache/hn/_npx/9f"),
+	    "cache=${HOME?}/...: its _npx was writable: %s", test_nz(out));
+	free(out);
+	free(err);
+	(void)unlink(at(h, "home43r/.config/pnpm/rc"));
+	(void)unlink(at(h, "home43r/.npmrc"));
+}
+
+/*
  * allowWrite naming a file (round 31's helper found it): the workspace
  * rows were joined to it as to a directory, and each one's nearest
  * existing part, the file itself, was covered read-only (118 mounts);
@@ -5577,4 +5647,7 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 43: run in a shared directory (/tmp, /dev/shm, a sticky 1777 one): not writable, the host's "
 		    "files untouched; allowWrite /var, or run in /: refused",
 		 test_shared_dirs_r43);
+	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
+		    "$npm_config_globalconfig, ${VAR?}, a relative cache=)",
+		 test_npmrc_caches_read_as_npm);
 }
