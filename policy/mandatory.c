@@ -710,6 +710,10 @@ static const struct policy_mandatory mandatory[] = {
 	{".direnvrc", W, H, "direnv: runs at every prompt"},
 	{".vimrc", W, H | S, "vim start-up (runs commands); a project's is read with 'exrc'"},
 	{".lvimrc", W, S, "vim's localvimrc plugin sources it in the directory's buffers"},
+	/* review43f: the other local-vimrc plugins' names (thinca's
+	 * vim-localrc sources it without asking; LucHermitte's local_vimrc). */
+	{".local.vimrc", W, S, "vim-localrc sources it in the directory's buffers (no prompt)"},
+	{"_vimrc_local.vim", W, S, "local_vimrc sources it in the directory's buffers"},
 	{".gvimrc", W, H | S, "gvim start-up (runs commands); a project's is read with 'exrc'"},
 	{"_vimrc", W, S, "vim (exrc) start-up, other spelling"},
 	{"_exrc", W, S, "vi and vim (exrc) start-up, other spelling"},

@@ -5246,6 +5246,33 @@ static void test_npx_in_session(void)
 }
 
 /*
+ * review43f: the local-vimrc family fix43c began with .lvimrc (vim's
+ * localvimrc): thinca's vim-localrc sources a project's .local.vimrc
+ * without asking, LucHermitte's local_vimrc its _vimrc_local.vim, when the
+ * host's vim opens a file there. The session could write both.
+ */
+static void test_local_vimrc_names(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	st = run_fsh("home", NULL, NULL, NULL, "work.yaml",
+		     "echo 'call system(\"id\")' > .local.vimrc 2>/dev/null; echo l1=$?\n"
+		     "echo 'call system(\"id\")' > _vimrc_local.vim 2>/dev/null; echo l2=$?\n"
+		     "echo x > notes43f.txt; echo n=$?\n",
+		     &out, &err);
+	ROW(st == 0 && test_has(out, "n=0\n"), "the project: status %d, %s %s", st, test_nz(out), test_nz(err));
+	ROW(test_has(out, "l1=") && !test_has(out, "l1=0") && !exists("work/.local.vimrc"),
+	    "the project's .local.vimrc was writable: %s", test_nz(out));
+	ROW(test_has(out, "l2=") && !test_has(out, "l2=0") && !exists("work/_vimrc_local.vim"),
+	    "the project's _vimrc_local.vim was writable: %s", test_nz(out));
+	drop("work/notes43f.txt");
+	free(out);
+	free(err);
+}
+
+/*
  * review43f: the npmrc files fix43c's plan_npmrc_caches() did not read or
  * did not read as npm and pnpm do. (1) A cache= with a trailing slash or a
  * '..' (cache=~/.cache/tn/) made a protected path the sandbox refuses
@@ -5650,4 +5677,6 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
 		    "$npm_config_globalconfig, ${VAR?}, a relative cache=)",
 		 test_npmrc_caches_read_as_npm);
+	test_add(s, "review43f: a project's .local.vimrc and _vimrc_local.vim (vim-localrc, local_vimrc): read-only",
+		 test_local_vimrc_names);
 }

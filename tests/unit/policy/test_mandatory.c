@@ -164,7 +164,8 @@ static void test_session_rows(void)
 		static const char *const want[] = {".local/share/uv/tools", ".local/pipx", ".local/share/pipx",
 						   ".bun/bin", ".bun/install/global", ".deno/bin", ".volta", ".asdf",
 						   ".local/share/mise", ".nvm", ".local/share/fnm", ".local/share/gem",
-						   ".gem/ruby", ".smartcd", ".lvimrc"};
+						   ".gem/ruby", ".smartcd", ".lvimrc",
+						   ".local.vimrc", "_vimrc_local.vim"};
 
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 			const struct policy_mandatory *m = row(want[i]);
