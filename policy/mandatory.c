@@ -498,6 +498,13 @@ static const struct store_row stores[] = {
 	{{"/etc/ssmtp/ssmtp.conf", R | W, Y, "mail relay password (group mail reads it)"}, NULL},
 	{{"/etc/msmtprc", R | W, Y, "system msmtp: mail relay password"}, NULL},
 	{{"/etc/mail/authinfo", R | W, Y, "sendmail relay password"}, NULL},
+	/* review43f: the rest of the family: systemd-networkd's WireGuard
+	 * and other keys (PrivateKey= in a .netdev, root:systemd-network
+	 * 0640), OpenFortiVPN's password, the small mail relays' passwords. */
+	{{"/etc/systemd/network", R | W, Y, "systemd-networkd: WireGuard private keys (.netdev)"}, NULL},
+	{{"/etc/openfortivpn", R | W, Y, "OpenFortiVPN password"}, NULL},
+	{{"/etc/nullmailer/remotes", R | W, Y, "nullmailer relay password"}, NULL},
+	{{"/etc/dma/auth.conf", R | W, Y, "dma relay password"}, NULL},
 	/* LXD and Incus: server keys, every container's root file system
 	 * and its secrets, the trust database; the socket of group lxd or
 	 * incus-admin is root on the host. */
