@@ -144,6 +144,50 @@ static int open_view(const char *full)
 	}
 }
 
+/*
+ * full is out of this user namespace's reach for good: open_view() of it
+ * stops with EACCES at a directory whose owner is not this namespace's
+ * user. Review43a: a directory of the user's own (its group not the
+ * user's, so the set-up's DAC override in the namespace does not apply)
+ * with mode 000 stops the set-up with EACCES too, and the command, its
+ * owner, chmods it back once started: a kernel mount below it would
+ * keep the host's view (its proc, its debugfs). Only a directory of
+ * another owner, which no one in the sandbox may chmod, is out of reach.
+ */
+static bool out_of_reach(const char *full)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = full, *e;
+	struct stat st;
+	bool far = false;
+	int dfd, fd;
+
+	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchrnul(p, '/');
+		if ((size_t)(e - p) > NAME_MAX)
+			break;
+		memcpy(comp, p, (size_t)(e - p));
+		comp[e - p] = '\0';
+		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			far = errno == EACCES && fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid();
+			break;
+		}
+		close(dfd);
+		dfd = fd;
+		p = e;
+	}
+	close(dfd);
+	return far;
+}
+
 /* The name of fd for mount(2): the host's proc under /oldroot (our own
  * root has none until the end; "self" is us in every ancestor PID
  * namespace). */
@@ -1189,9 +1233,9 @@ static int kernel_fs_pass(const struct sbx_plan *pl, unsigned long *walked, size
 }
 
 /* After a pass: is every mount that needs its rule hidden (under a later
- * mount: a cover) or out of reach (EACCES: a directory on its path whose
- * owner this user namespace does not map, which the command cannot pass
- * either)? One reached, or not reached and not hidden (moved since
+ * mount: a cover) or out of reach (EACCES at a directory on its path of
+ * another owner, which the command cannot pass or chmod either:
+ * out_of_reach(); at one of the user's own the start is refused)? One reached, or not reached and not hidden (moved since
  * mountinfo was read), is not settled. */
 static bool kernel_fs_settled(const unsigned long *walked, size_t n_walked, bool nodev_each, char *err,
 			      size_t errlen, const char **which)
@@ -1204,8 +1248,17 @@ static bool kernel_fs_settled(const unsigned long *walked, size_t n_walked, bool
 		if (!needs_rule(i, walked, n_walked, nodev_each))
 			continue;
 		fd = open_mount(mounts[i].point, mounts[i].id);
-		if (fd < 0 && errno == EACCES)
+		if (fd < 0 && errno == EACCES && out_of_reach(mounts[i].point))
 			continue;
+		if (fd < 0 && errno == EACCES) {
+			errbuf_set_errno(err, errlen, EACCES,
+					 "cannot protect the kernel's mount at %s: a directory of yours above it cannot be "
+					 "searched (the command, its owner, could open it again); give it the search "
+					 "permission (chmod u+x) or unmount what is below it, then start again",
+					 mounts[i].point + strlen(SBX_NEWROOT));
+			*which = NULL;
+			return false;
+		}
 		if (fd >= 0 || errno == ELOOP || errno == ENOTDIR || !hidden_later(i)) {
 			if (fd >= 0)
 				close(fd);

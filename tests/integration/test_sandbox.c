@@ -2423,6 +2423,57 @@ static void test_kernel_mounts_swapped(void)
 	n_sys_ro = 0;
 }
 
+/*
+ * Review43a: kernel mounts (a proc: the host's PID namespace) below a
+ * directory an ORDINARY user cannot search when the sandbox starts.
+ * - r/, root's, 0700 (42ebc8a: such a start was refused, 'kept moving'):
+ *   out of reach for good; the start goes on, r/p stays unseen.
+ * - c/, the user's own with a group the namespace does not map, mode
+ *   000: the set-up's EACCES there was taken for out of reach (42ebc8a)
+ *   and the proc left as the host's; the command, c's owner, chmods it
+ *   back and lists the host's processes. Now the start is refused,
+ *   naming the mount.
+ * Runs passavant as uid 4243 (setpriv), in a private mount namespace.
+ */
+static void test_eacces_kernel_mounts(void)
+{
+	char dir[PATH_MAX], cmd[8 * PATH_MAX], *out = NULL, *err = NULL;
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0 || access("/usr/bin/unshare", X_OK) < 0) {
+		TEST_SKIP("an ordinary user's start: needs root, setpriv and unshare");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/var/tmp/pv-eacc43-%ld", (long)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "D='%1$s'; rm -rf \"$D\"; mkdir -p \"$D/h/proj/r/p\" \"$D/h/proj/c/p\" && cp '%2$s' \"$D/pv\" && "
+		 "chown -R 4243:4243 \"$D/h\" && chown 0:0 \"$D/h/proj/r\" && chmod 0700 \"$D/h/proj/r\" && "
+		 "chgrp 4244 \"$D/h/proj/c\" && chmod 755 \"$D\" || exit 9; "
+		 "run() { unshare -m sh -c \"mount --make-rprivate / && mount -t proc proc $D/h/proj/r/p && "
+		 "chmod 755 $D/h/proj/c && mount -t proc proc $D/h/proj/c/p && chmod \\$1 $D/h/proj/c && cd $D/h/proj && "
+		 "env -i HOME=$D/h PATH=/usr/bin:/bin TMPDIR=/tmp setpriv --reuid=4243 --regid=4243 --clear-groups "
+		 "$D/pv run -q -- sh -c 'chmod 755 c 2>/dev/null; ls c/p 2>/dev/null | grep -q ^1\\$ && echo HOST-PROC-C; "
+		 "ls r/p 2>/dev/null | grep -q ^1\\$ && echo HOST-PROC-R; echo started'\" x \"$1\"; echo \"status=$?\"; }; "
+		 "echo '== 755'; run 755; echo '== 000'; run 000; rm -rf \"$D\"",
+		 dir, test_passavant_bin());
+	rc = test_run_capture(argv, &out, &err, 120000);
+	CU_ASSERT_EQUAL(rc, 0);
+	/* c/ searchable: its proc covered, r/ out of reach: the start goes on
+	 * (the status after is 1: the end-of-run scan of the writable tree
+	 * cannot quarantine the host proc's links in c/p, as the host has it). */
+	ROW(test_has(out, "== 755\nstarted\nstatus="), "c/ 755, r/ root's 0700: not started cleanly: %s %s",
+	    test_nz(out), test_nz(err));
+	/* c/ 000: never the host's processes; refused, naming the mount. */
+	ROW(!test_has(out, "HOST-PROC"), "the host's proc was reached: %s", test_nz(out));
+	ROW(test_has(out, "== 000\nstatus=125\n") && test_has(err, "cannot protect the kernel's mount at") &&
+		test_has(err, "/proj/c/p"),
+	    "c/ 000 (the user's own): not refused naming the mount: %s %s", test_nz(out), test_nz(err));
+	free(out);
+	free(err);
+}
+
 static void test_stray_fds(void)
 {
 	int fd = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
@@ -3018,6 +3069,8 @@ TEST_REGISTRAR(register_sandbox)
 		 test_kernel_devices_elsewhere);
 	test_add(s, "round 43: kernel mounts below a directory swapped for a link during the start: nodev, "
 		    "read-only, covered all the same", test_kernel_mounts_swapped);
+	test_add(s, "review43a: kernel mounts below a directory an ordinary user cannot search: root's 0700 starts, "
+		    "the user's own mode 000 refuses", test_eacces_kernel_mounts);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
 	test_add(s, "environment additions and removals", test_env);
