@@ -734,6 +734,8 @@ static void shared_runtime(const char *xdg, char runtime[PATH_MAX], char own_run
 		own_run[0] = '\0';
 }
 
+static bool shared_same(const char *path, const char *runtime, const char *own_run);
+
 static bool shared_real(const char *real, const char *runtime, const char *own_run)
 {
 	struct stat st;
@@ -748,7 +750,81 @@ static bool shared_real(const char *real, const char *runtime, const char *own_r
 			return true;
 	}
 	return (runtime[0] != '\0' && strcmp(runtime, real) == 0) ||
-	       (own_run[0] != '\0' && strcmp(own_run, real) == 0);
+	       (own_run[0] != '\0' && strcmp(own_run, real) == 0) || shared_same(real, runtime, own_run);
+}
+
+/* Whether the directory at path is one of the shared directories by
+ * identity (the same dev and inode: a bind mount of /tmp elsewhere). */
+static bool shared_same(const char *path, const char *runtime, const char *own_run)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) < 0 || !S_ISDIR(a.st_mode))
+		return false;
+	for (size_t i = 0; shared_names[i] != NULL; i++)
+		if (stat(shared_names[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return true;
+	return (runtime[0] != '\0' && stat(runtime, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) ||
+	       (own_run[0] != '\0' && stat(own_run, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s != '\0'; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * Review of round 43 (review43e): a mount strictly below real that is a
+ * shared directory, a bind mount of /tmp, /dev/shm or the runtime
+ * directory elsewhere (cd /srv/x, /srv/x/tmp bound from /tmp: the host's
+ * /tmp was writable again, by the recursive bind of the tree), or any
+ * sticky world-writable mount. Copied to buf; NULL when none (or
+ * mountinfo cannot be read: the named ones were checked).
+ */
+static const char *shared_mount_inside(const char *real, const char *runtime, const char *own_run,
+				       char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	const char *found = NULL;
+
+	if (f == NULL)
+		return NULL;
+	while (found == NULL && getline(&line, &cap, f) > 0) {
+		char *save = NULL, *mp = NULL, *tok = strtok_r(line, " ", &save);
+		struct stat st;
+
+		for (int field = 1; tok != NULL && field < 5; field++)
+			tok = strtok_r(NULL, " ", &save);
+		if (tok == NULL)
+			continue;
+		mp = tok;
+		mountinfo_unescape(mp);
+		if (mp[0] != '/' || strcmp(mp, real) == 0 || !path_under(mp, real) || strlen(mp) >= len)
+			continue;
+		if ((stat(mp, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWOTH) != 0 &&
+		     (st.st_mode & S_ISVTX) != 0) ||
+		    shared_same(mp, runtime, own_run)) {
+			memcpy(buf, mp, strlen(mp) + 1);
+			found = buf;
+		}
+	}
+	free(line);
+	(void)fclose(f);
+	return found;
 }
 
 /* The shared directory real holds, or NULL. */
@@ -768,7 +844,7 @@ static const char *shared_inside(const char *real, const char *runtime, const ch
 		return runtime;
 	if (own_run[0] != '\0' && strcmp(own_run, real) != 0 && path_under(own_run, real))
 		return own_run;
-	return NULL;
+	return shared_mount_inside(real, runtime, own_run, buf, len);
 }
 
 /* A writable tree path (real) holding a shared directory: true after
@@ -803,13 +879,31 @@ static int plan_shared(struct run_plan *pl, const struct plan_host *h)
 			continue; /* sbx_start() names a missing one */
 		}
 		if (shared_real(real, runtime, own_run)) {
-			log_warnx("allowWrite %s%s%s is a directory the host's other programs and users share "
-				  "(a temporary, shared-memory or runtime directory): not writable in the "
-				  "sandbox, which has its own /tmp, /dev/shm and /run; run from a directory of "
-				  "the project's own (mkdir %s/work && cd %s/work) to keep what the command "
-				  "writes",
-				  pl->allow_write.v[i], strcmp(real, pl->allow_write.v[i]) != 0 ? " -> " : "",
-				  strcmp(real, pl->allow_write.v[i]) != 0 ? real : "", real, real);
+			char cwd_real[PATH_MAX];
+			bool is_cwd = h->cwd != NULL && realpath(h->cwd, cwd_real) != NULL &&
+				      strcmp(cwd_real, real) == 0;
+
+			/* Review (review43e): named in the policy (an imported
+			 * sandbox-runtime "/tmp"), the advice to change directory
+			 * was beside the point, and "not writable" read as if the
+			 * command could not write /tmp at all. */
+			const char *named = pl->allow_write.v[i], *arrow = strcmp(real, named) != 0 ? " -> " : "",
+				   *shown = strcmp(real, named) != 0 ? real : "";
+
+			if (is_cwd)
+				log_warnx("allowWrite %s%s%s (the working directory) is a directory the host's other "
+					  "programs and users share (a temporary, shared-memory or runtime directory): "
+					  "the host's is not writable in the sandbox, which has its own /tmp, /dev/shm "
+					  "and /run (writable, gone when the command ends); to keep what the command "
+					  "writes, run from a directory of the project's own (mkdir %s/work && cd %s/work)",
+					  named, arrow, shown, real, real);
+			else
+				log_warnx("allowWrite %s%s%s is a directory the host's other programs and users share "
+					  "(a temporary, shared-memory or runtime directory): the host's is not writable "
+					  "in the sandbox, which has its own /tmp, /dev/shm and /run (writable, gone when "
+					  "the command ends); drop it from filesystem.allowWrite, or name a directory of "
+					  "the project's own there",
+					  named, arrow, shown);
 			free(pl->allow_write.v[i]);
 			continue;
 		}

@@ -5501,6 +5501,30 @@ static void test_shared_dirs_r43(void)
 	    "run in /: not refused: %s %s", out ? out : "", err ? err : "");
 	free(out);
 	free(err);
+	out = err = NULL;
+	/* Its review (review43e): a tree that holds the host's /tmp as a
+	 * bind mount under another name (the recursive bind of the tree
+	 * made the host's /tmp writable again): refused too. */
+	if (geteuid() != 0 || access("/usr/bin/mount", X_OK) < 0)
+		return;
+	CU_ASSERT_FATAL(mkdirs("r43/bproj/t") == 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && mount --bind /tmp t || exit 9; '%s' run -q -p '%s' -- sh -c 'echo pwn > t/%s-b && echo ran'; "
+		 "echo status=$?; umount -l t",
+		 at(sc, "r43/bproj"), test_passavant_bin(), yd, probe);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	{
+		char host[PATH_MAX];
+
+		snprintf(host, sizeof(host), "/tmp/%s-b", probe);
+		ROW(rc == 0 && test_has(out, "status=125\n") && !test_has(out, "ran\n") && test_has(err, "holds") &&
+			    test_has(err, "r43/bproj/t"),
+		    "a tree holding a bind mount of /tmp: not refused: %s %s", out ? out : "", err ? err : "");
+		ROW(lstat(host, &st) < 0 && errno == ENOENT, "a tree holding a bind mount of /tmp: %s written", host);
+		(void)unlink(host);
+	}
+	free(out);
+	free(err);
 }
 
 TEST_REGISTRAR(register_fsharden)
