@@ -2842,6 +2842,32 @@ static int plan_protect(struct run_plan *pl, const struct plan_host *h,
 		return -1;
 	if (strv_add(&pl->allow_read, s->dir) < 0 || strv_add(&pl->protect, s->dir) < 0)
 		return -1;
+	/* Review of round 43 (review43e): the directory that holds the
+	 * session directories ($TMPDIR) inside a writable tree (cd ~/proj,
+	 * TMPDIR=~/proj/tmp) handed the command the directories of the
+	 * user's other running sessions, started from elsewhere (their
+	 * trust.pem, env, resolver files), as the host's /tmp did before
+	 * 5725d16. It is read-only in the session; plan_tmpdir() then gives
+	 * the command the sandbox's own /tmp as its TMPDIR. */
+	{
+		char parent[PATH_MAX];
+		char *slash;
+
+		if (strlen(s->dir) < sizeof(parent)) {
+			memcpy(parent, s->dir, strlen(s->dir) + 1);
+			slash = strrchr(parent, '/');
+			if (slash != NULL && slash != parent) {
+				bool inside = false;
+
+				*slash = '\0';
+				for (size_t i = 0; i < pl->allow_write.n && !inside; i++)
+					inside = strcmp(parent, pl->allow_write.v[i]) != 0 &&
+						 path_under(parent, pl->allow_write.v[i]);
+				if (inside && strv_add_unique(&pl->protect, parent) < 0)
+					return -1;
+			}
+		}
+	}
 	if (h->cwd != NULL && strncmp(h->cwd, "/tmp/", 5) == 0) {
 		for (size_t i = 0; i < pl->deny_read.n; i++)
 			skip = skip || path_under(h->cwd, pl->deny_read.v[i]);

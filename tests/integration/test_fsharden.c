@@ -5439,6 +5439,7 @@ static void test_home_placeholder_left_status(void)
  */
 static void test_shared_dirs_r43(void)
 {
+	char host_tmp[PATH_MAX];
 	char sc[PATH_MAX], y[PATH_MAX], yd[PATH_MAX], cmd[4 * PATH_MAX], probe[64];
 	char *argv[] = {"sh", "-c", cmd, NULL};
 	static const char *const dirs[] = {"/tmp", "/dev/shm", NULL};
@@ -5499,6 +5500,25 @@ static void test_shared_dirs_r43(void)
 	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
 	ROW(rc == 0 && test_has(out, "status=125\n") && !test_has(out, "ran\n") && test_has(err, "allowWrite / holds"),
 	    "run in /: not refused: %s %s", out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* Its review (review43e): $TMPDIR, where the session directories
+	 * are made, inside the writable tree: the directory of another
+	 * running session of the user (started elsewhere) is not the
+	 * command's to change, nor is $TMPDIR itself. */
+	CU_ASSERT_FATAL(mkdirs("r43/tproj/tmpd") == 0 && mkdirs("r43/tother") == 0);
+	snprintf(cmd, sizeof(cmd),
+		 "export TMPDIR='%s/tproj/tmpd'; cd '%s/tother' && { '%s' run -q -p '%s' -- sleep 6 & }; sleep 2; "
+		 "cd ../tproj && '%s' run -q -p '%s' -- sh -c 'for d in tmpd/passavant-*; do echo x >> $d/trust.pem && "
+		 "echo tampered; done; echo p > tmpd/p && echo wrote-tmpd; mktemp >/dev/null && echo mktemp-ok'; "
+		 "echo status=$?; wait",
+		 at(sc, "r43"), at(host_tmp, "r43"), test_passavant_bin(), yd, test_passavant_bin(), yd);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, "mktemp-ok\n"),
+	    "TMPDIR in the tree: the command did not run: %s %s", out ? out : "", err ? err : "");
+	ROW(!test_has(out, "tampered\n") && !test_has(out, "wrote-tmpd\n"),
+	    "TMPDIR in the tree: another session's directory or TMPDIR written: %s", out ? out : "");
 	free(out);
 	free(err);
 	out = err = NULL;
