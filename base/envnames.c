@@ -80,7 +80,12 @@ const char *const env_code_opt_vars[] = {
 	 * stack's project and user configuration files (the compiler, the
 	 * programs and the packages every stack build runs) */
 	"ERL_COMPILER_OPTIONS", "ERLC_EMULATOR", "ESCRIPT_EMULATOR", "CERL_DETACHED_PROG", "STACK_YAML",
-	"STACK_CONFIG", "STACK_GLOBAL_CONFIG", NULL,
+	"STACK_CONFIG", "STACK_GLOBAL_CONFIG",
+	/* Review of round 43: OCaml's options every ocamlc and ocamlopt
+	 * adds (ppx=, pp=: commands run through the shell at every
+	 * compile; cc=, ccopt=, cclib=: the C compiler and its flags;
+	 * plugin=: loaded into the compiler; I=, H=: searched) */
+	"OCAMLPARAM", NULL,
 };
 
 /*
@@ -296,6 +301,25 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"PLTCOMPILEDROOTS", false},
 	{"PLTCONFIGDIR", true},
 	{"ERL_ROOTDIR", true},
+	/* Review of round 43: .NET's. The installation apphost and dotnet
+	 * load hostfxr and the runtime from (DOTNET_ROOT, and the
+	 * architecture's DOTNET_ROOT_<ARCH>), the extra .deps.json files
+	 * (or the directories of them) every app's host reads (their
+	 * assemblies load into it), the runtime package stores probed for
+	 * them, NuGet's global packages folder (every restore's packages:
+	 * their build/ .props and .targets run in every build, their
+	 * assemblies load) and its credential plugins (programs every
+	 * restore runs). The lists are ':' on Linux (the host's
+	 * PATH_SEPARATOR); ';' is read as one too (env_list_seps()) */
+	{"DOTNET_ROOT", true},
+	{"DOTNET_ROOT_X64", true},
+	{"DOTNET_ROOT_X86", true},
+	{"DOTNET_ROOT_ARM64", true},
+	{"DOTNET_ROOT_ARM", true},
+	{"DOTNET_ADDITIONAL_DEPS", false},
+	{"DOTNET_SHARED_STORE", false},
+	{"NUGET_PACKAGES", true},
+	{"NUGET_PLUGIN_PATHS", false},
 	{NULL, false},
 };
 
@@ -367,6 +391,13 @@ const char *env_list_seps(const char *name, size_t len)
 {
 	if (len == 9 && memcmp(name, "MAKEFILES", 9) == 0)
 		return " \t\n";
+	/* review of round 43: .NET's lists, ':' on Linux, ';' where
+	 * written as on Windows (read as a separator too: every part is
+	 * then protected or refused) */
+	if ((len == 22 && memcmp(name, "DOTNET_ADDITIONAL_DEPS", 22) == 0) ||
+	    (len == 19 && memcmp(name, "DOTNET_SHARED_STORE", 19) == 0) ||
+	    (len == 18 && memcmp(name, "NUGET_PLUGIN_PATHS", 18) == 0))
+		return ":;";
 	return len == 12 && strncasecmp(name, "yarn_plugins", 12) == 0 ? ":;" : ":";
 }
 

@@ -387,7 +387,7 @@ static int node_opts(const struct copt *c, const struct words *t)
 		/* Round 43: node's (and bun's) --test-reporter loads a module
 		 * (but for node's own reporters) into every `node --test` */
 		if (a == NULL && strncmp(s, "--test-reporter", 15) == 0 && (s[15] == '\0' || s[15] == '=')) {
-			static const char *const own[] = {"spec", "tap", "dot", "junit", "lcov", "dots"};
+			static const char *const own[] = {"spec", "tap", "dot", "junit", "lcov"};
 			const char *m = s[15] == '=' ? s + 16 : i + 1 < t->n ? t->v[++i] : NULL;
 			bool builtin = false;
 
@@ -2233,12 +2233,117 @@ static int erl_flags(const struct copt *c, const char *val)
 	return r;
 }
 
+/* Appends the code point v to buf (n its length, cut at size - 1): as
+ * itself below 0x80, else as UTF-8 (the name a module's file has). */
+static void erl_put(char *buf, size_t *n, size_t size, unsigned long v)
+{
+	unsigned char u[4];
+	size_t k;
+
+	if (v < 0x80) {
+		u[0] = (unsigned char)v;
+		k = 1;
+	} else if (v < 0x800) {
+		u[0] = (unsigned char)(0xc0 | (v >> 6));
+		u[1] = (unsigned char)(0x80 | (v & 0x3f));
+		k = 2;
+	} else if (v < 0x10000) {
+		u[0] = (unsigned char)(0xe0 | (v >> 12));
+		u[1] = (unsigned char)(0x80 | ((v >> 6) & 0x3f));
+		u[2] = (unsigned char)(0x80 | (v & 0x3f));
+		k = 3;
+	} else {
+		v = v > 0x10ffff ? 0xfffd : v;
+		u[0] = (unsigned char)(0xf0 | (v >> 18));
+		u[1] = (unsigned char)(0x80 | ((v >> 12) & 0x3f));
+		u[2] = (unsigned char)(0x80 | ((v >> 6) & 0x3f));
+		u[3] = (unsigned char)(0x80 | (v & 0x3f));
+		k = 4;
+	}
+	for (size_t i = 0; i < k && *n + 1 < size; i++)
+		buf[(*n)++] = (char)u[i];
+}
+
 /*
- * One token of an Erlang term at *s (as erl_scan reads it): an atom,
- * bare ([a-z][A-Za-z0-9_@]*) or in '' ('a'), a string in "" (both with
- * '\' escaping the next character), copied into buf (cut at size - 1):
- * 'a' or '"'; else the punctuation character itself ('{', ',', ...),
- * white space skipped; 0 at the end. *s is moved past it.
+ * The escape after a '\' at *p, as erl_scan reads it: \b \d \e \f \n \r
+ * \s \t \v, \^C (a control character), \x followed by two hex digits or
+ * {hex digits}, one to three octal digits, and any other character
+ * itself. Its value; *p moved past it.
+ */
+static unsigned long erl_escape(const char **p)
+{
+	static const char named[] = "b\bd\x7f" "e\x1b" "f\fn\nr\rs t\tv\v";
+	const char *s = *p;
+	unsigned long v = 0;
+
+	if (*s == '\0')
+		return '\\';
+	for (size_t i = 0; named[i] != '\0'; i += 2)
+		if (*s == named[i]) {
+			*p = s + 1;
+			return (unsigned char)named[i + 1];
+		}
+	if (*s == '^' && s[1] != '\0') {
+		*p = s + 2;
+		return (unsigned char)s[1] & 0x1f;
+	}
+	if (*s >= '0' && *s <= '7') {
+		for (int k = 0; k < 3 && *s >= '0' && *s <= '7'; k++)
+			v = v * 8 + (unsigned long)(*s++ - '0');
+		*p = s;
+		return v;
+	}
+	if (*s == 'x' && s[1] == '{') {
+		const char *q = s + 2;
+
+		for (; isxdigit((unsigned char)*q) && v <= 0x10ffff; q++)
+			v = v * 16 + (unsigned long)(isdigit((unsigned char)*q) ? *q - '0' : (*q | 0x20) - 'a' + 10);
+		if (*q == '}') {
+			*p = q + 1;
+			return v;
+		}
+	} else if (*s == 'x' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
+		for (int k = 1; k <= 2; k++)
+			v = v * 16 + (unsigned long)(isdigit((unsigned char)s[k]) ? s[k] - '0' : (s[k] | 0x20) - 'a' + 10);
+		*p = s + 3;
+		return v;
+	}
+	*p = s + 1;
+	return (unsigned char)*s;
+}
+
+/*
+ * The length of the white space at p as erl_scan reads it: every
+ * character up to ' ' and 0x80 to 0xa0 (NBSP), as UTF-8 (C2 80 to C2
+ * A0, the BEAM reading the environment as UTF-8) or as bytes (as Latin-1).
+ */
+static size_t erl_space(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t n = 0;
+
+	for (;;) {
+		if ((u[n] >= 1 && u[n] <= ' ') || (u[n] >= 0x80 && u[n] <= 0xa0))
+			n++;
+		else if (u[n] == 0xc2 && u[n + 1] >= 0x80 && u[n + 1] <= 0xa0)
+			n += 2;
+		else
+			return n;
+	}
+}
+
+/*
+ * One token of an Erlang term at *s, as erl_scan reads it: an atom, bare
+ * ([a-z][A-Za-z0-9_@]*, a byte over 0x7f a letter: Latin-1's and
+ * Unicode's lower-case letters start one) or in '' ('a'), a string in ""
+ * ('"'), their escapes decoded (erl_escape()), copied into buf (cut at
+ * size - 1); a character literal ($c, $\n, $\x{41}: '$', so that $' and
+ * $" open nothing); else the punctuation character itself ('{', ',',
+ * ...). White space and comments ('%' to the end of the line, which
+ * erl_scan drops) are skipped; 0 at the end. *s is moved past it.
+ * Review of round 43: the escapes were copied as their letter
+ * ('parse_tr\x61nsform' read as "parse_trx61nsform"), a comment, $' or a
+ * module's name starting with 'é' hid the transform.
  */
 static char erl_token(const char **s, char *buf, size_t size)
 {
@@ -2246,27 +2351,47 @@ static char erl_token(const char **s, char *buf, size_t size)
 	size_t n = 0;
 	char kind;
 
-	while (*p != '\0' && isspace((unsigned char)*p))
-		p++;
+	for (;;) {
+		p += erl_space(p);
+		if (*p != '%')
+			break;
+		p += strcspn(p, "\n");
+	}
 	if (*p == '\0') {
 		*s = p;
+		buf[0] = '\0';
 		return 0;
 	}
 	if (*p == '\'' || *p == '"') {
 		char q = *p++;
 
 		kind = q == '"' ? '"' : 'a';
-		for (; *p != '\0' && *p != q; p++) {
-			if (*p == '\\' && p[1] != '\0')
+		while (*p != '\0' && *p != q) {
+			if (*p == '\\') {
 				p++;
-			if (n + 1 < size)
-				buf[n++] = *p;
+				erl_put(buf, &n, size, erl_escape(&p));
+			} else if (n + 1 < size) {
+				buf[n++] = *p++;
+			} else {
+				p++;
+			}
 		}
 		if (*p == q)
 			p++;
-	} else if (*p >= 'a' && *p <= 'z') {
+	} else if (*p == '$') {
+		kind = '$';
+		p++;
+		if (*p == '\\') {
+			p++;
+			(void)erl_escape(&p);
+		} else if (*p != '\0') {
+			/* one character: a UTF-8 sequence whole */
+			for (p++; ((unsigned char)*p & 0xc0) == 0x80; p++)
+				;
+		}
+	} else if ((*p >= 'a' && *p <= 'z') || (unsigned char)*p >= 0x80) {
 		kind = 'a';
-		for (; isalnum((unsigned char)*p) || *p == '_' || *p == '@'; p++)
+		for (; isalnum((unsigned char)*p) || *p == '_' || *p == '@' || (unsigned char)*p >= 0x80; p++)
 			if (n + 1 < size)
 				buf[n++] = *p;
 	} else {
@@ -2297,36 +2422,108 @@ static int erl_compiler_opts(const struct copt *c, const char *val)
 	int at = 0;
 
 	for (const char *s = val;;) {
+		const char *from = s;
 		char kind = erl_token(&s, tok, sizeof(tok));
+		bool transform = at == 3 && (strcmp(key, "parse_transform") == 0 || strcmp(key, "core_transform") == 0);
 		int r = 0;
 
 		if (kind == 0)
 			return 0;
-		if (at == 3 && (kind == 'a' || kind == '"') && tok[0] != '\0') {
-			if (strcmp(key, "i") == 0) {
-				r = emit(c, tok, strlen(tok), false, NULL);
-			} else if (strcmp(key, "parse_transform") == 0 || strcmp(key, "core_transform") == 0) {
-				char mod[PATH_MAX + 16];
-				int n = snprintf(mod, sizeof(mod), "%s%s.beam", tok[0] == '/' ? "" : "./", tok);
+		if (transform && (kind == 'a' || kind == '"')) {
+			/* '' too: the module '' is ".beam" on the code path */
+			char mod[PATH_MAX + 16];
+			int n = snprintf(mod, sizeof(mod), "%s%s.beam", tok[0] == '/' ? "" : "./", tok);
 
-				if (n > 0 && (size_t)n < sizeof(mod))
-					r = emit(c, mod, (size_t)n, true, NULL);
-			}
-			if (r != 0)
-				return r;
+			if (n > 0 && (size_t)n < sizeof(mod))
+				r = emit(c, mod, (size_t)n, true, NULL);
 			at = 0;
-			continue;
-		}
-		if (kind == '{') {
+		} else if (at == 3 && strcmp(key, "i") == 0 && (kind == 'a' || kind == '"')) {
+			r = emit(c, tok, strlen(tok), false, NULL);
+			at = 0;
+		} else if (transform || (at == 3 && strcmp(key, "i") == 0)) {
+			/* review of round 43: a value this reading does not
+			 * take (a number, a tuple, a binary) is given as its
+			 * text, not passed over: refused as a relative one */
+			const char *raw = from;
+			size_t len;
+
+			for (;;) {
+				raw += strspn(raw, " \t\r\n\f\v");
+				if (*raw != '%')
+					break;
+				raw += strcspn(raw, "\n");
+			}
+			len = strcspn(raw, ",}]\n");
+			r = emit(c, raw, len > 0 ? len : 1, true, NULL);
+			at = 0;
+		} else if (kind == '{') {
 			at = 1;
 		} else if (at == 1 && kind == 'a') {
-			(void)snprintf(key, sizeof(key), "%s", tok);
+			/* its bytes over 0x7f left out: white space to erl_scan
+			 * read as Latin-1 (NBSP) or letters (then no option's
+			 * name: refusing is the safe side) */
+			size_t kn = 0;
+
+			for (size_t k = 0; tok[k] != '\0' && kn + 1 < sizeof(key); k++)
+				if ((unsigned char)tok[k] < 0x80)
+					key[kn++] = tok[k];
+			key[kn] = '\0';
 			at = 2;
 		} else if (at == 2 && kind == ',') {
 			at = 3;
 		} else {
 			at = 0;
 		}
+		if (r != 0)
+			return r;
+	}
+}
+
+/*
+ * Review of round 43: OCaml's OCAMLPARAM, the options every ocamlc and
+ * ocamlopt adds (compenv.ml parse_args()): "name=value" items separated
+ * by ',', or by the value's first character when it is one of ":|; ,"
+ * (then not an item's); "_" marks where the command line's go. ppx= and
+ * pp= are commands run through the shell on every source compiled (as
+ * GIT_SSH_COMMAND's words), cc= the C compiler and its words (as CC's),
+ * ccopt= and cclib= the C compiler's and linker's flags (as CFLAGS':
+ * -B, -fplugin=, -Wl,-plugin), plugin= a file dynlinked into the
+ * compiler, I= and H= directories searched for the compiled interfaces
+ * and libraries (searched; "+dir" is under the standard library's).
+ */
+static int ocaml_param(const struct copt *c, const char *val)
+{
+	static const char *const as_of[][2] = {
+		{"ppx", "GIT_SSH_COMMAND"}, {"pp", "GIT_SSH_COMMAND"}, {"cc", "CC"},
+		{"ccopt", "CFLAGS"},        {"cclib", "CFLAGS"},
+	};
+	char seps[2] = {',', '\0'};
+
+	if (val[0] != '\0' && strchr(":|; ,", val[0]) != NULL)
+		seps[0] = *val++;
+	for (const char *e = val;;) {
+		size_t len = strcspn(e, seps);
+		const char *eq = memchr(e, '=', len);
+		int r = 0;
+
+		if (eq != NULL) {
+			size_t kl = (size_t)(eq - e);
+			char *v = strndup(eq + 1, len - kl - 1);
+
+			if (v == NULL)
+				return -1;
+			for (size_t i = 0; i < ARRAY_LEN(as_of); i++)
+				if (strlen(as_of[i][0]) == kl && strncmp(e, as_of[i][0], kl) == 0)
+					r = policy_code_options_as(c->var, as_of[i][1], v, c->fn, c->arg);
+			if (kl == 6 && strncmp(e, "plugin", 6) == 0)
+				r = emit(c, v, strlen(v), true, NULL);
+			if (kl == 1 && (e[0] == 'I' || e[0] == 'H') && v[0] != '+')
+				r = emit(c, v, strlen(v), false, NULL);
+			free(v);
+		}
+		if (r != 0 || e[len] == '\0')
+			return r;
+		e += len + 1;
 	}
 }
 
@@ -2366,6 +2563,8 @@ int policy_code_options_as(const char *var, const char *as, const char *val, pol
 		return go_flags(&c, val);
 	if (strcmp(var, "ERL_COMPILER_OPTIONS") == 0)
 		return erl_compiler_opts(&c, val);
+	if (strcmp(var, "OCAMLPARAM") == 0)
+		return ocaml_param(&c, val);
 	if (strncmp(var, "ERL_", 4) == 0 || strcmp(var, "ELIXIR_ERL_OPTIONS") == 0)
 		return erl_flags(&c, val);
 	/* Round 43: stack's project file, found by stack in the working

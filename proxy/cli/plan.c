@@ -1943,6 +1943,11 @@ static int plan_relative_config(const struct plan_host *h)
 		{"MIX_DEPS_PATH", RC_ONE}, {"MIX_BUILD_PATH", RC_ONE}, {"MIX_BUILD_ROOT", RC_ONE},
 		{"MIX_PATH", RC_LIST}, {"MIX_INSTALL_DIR", RC_ONE}, {"PLTCOMPILEDROOTS", RC_LIST},
 		{"PLTCONFIGDIR", RC_ONE}, {"ERL_ROOTDIR", RC_ONE},
+		/* review of round 43: .NET's installation, extra deps files,
+		 * package stores, NuGet's packages folder and plugins */
+		{"DOTNET_ROOT", RC_ONE}, {"DOTNET_ROOT_X64", RC_ONE}, {"DOTNET_ROOT_X86", RC_ONE},
+		{"DOTNET_ROOT_ARM64", RC_ONE}, {"DOTNET_ROOT_ARM", RC_ONE}, {"DOTNET_ADDITIONAL_DEPS", RC_LIST},
+		{"DOTNET_SHARED_STORE", RC_LIST}, {"NUGET_PACKAGES", RC_ONE}, {"NUGET_PLUGIN_PATHS", RC_LIST},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and

@@ -2798,6 +2798,84 @@ static void test_code_homes_r43(void)
 }
 
 /*
+ * Review of round 43 (review43d): the transforms ERL_COMPILER_OPTIONS
+ * hid from erl_token() (an escape in the option's name or the module's,
+ * a comment, $' before it, an atom starting with 'é': the host's next
+ * erlc in the tree ran what the session wrote), node's
+ * --test-reporter=dots (a package's name: node's own is dot), OCaml's
+ * OCAMLPARAM (ppx=, pp=, cc= run at every ocamlc/ocamlopt; plugin=
+ * loaded into it; I= searched), .NET's DOTNET_ROOT (hostfxr and the
+ * runtime every apphost loads), DOTNET_ADDITIONAL_DEPS (.deps.json:
+ * assemblies every app loads), DOTNET_SHARED_STORE, NuGet's
+ * NUGET_PACKAGES (every restore's packages: their .props and .targets
+ * run in every build) and NUGET_PLUGIN_PATHS (programs every restore
+ * runs): in a writable tree read-only; relative ones refuse the start;
+ * what CI images set starts.
+ */
+static void test_code_homes_r43r(void)
+{
+	static const char *const vars[][2] = {
+		{"ERL_COMPILER_OPTIONS=[{'parse_tr\\x61nsform', '@W@/ptesc43r'}]", "ptesc43r.beam"},
+		{"OCAMLPARAM=_,g=1,ppx=@W@/ppx43r.exe --as-ppx", "ppx43r.exe"},
+		{"DOTNET_ROOT=@W@/dotnet43r", "dotnet43r/host/fxr/8.0.0/libhostfxr.so"},
+		{"DOTNET_ADDITIONAL_DEPS=/nonexistent-x.json;@W@/deps43r.json", "deps43r.json"},
+		{"DOTNET_SHARED_STORE=@W@/store43r", "store43r/x64/net8.0/x/1.0/x.dll"},
+		{"NUGET_PACKAGES=@W@/nuget43r", "nuget43r/x/1.0.0/build/x.targets"},
+		{"NUGET_PLUGIN_PATHS=/nonexistent-x/p.dll:@W@/nugetplug43r.dll", "nugetplug43r.dll"},
+	};
+	enum { NV = sizeof(vars) / sizeof(vars[0]) };
+	static const char *const rel[][4] = {
+		{"ERL_COMPILER_OPTIONS=[{parse_transform, % the CI's\n evil43r}]", "ERL_COMPILER_OPTIONS holds",
+		 "\"./evil43r.beam\"", NULL},
+		{"ERL_COMPILER_OPTIONS=[$', {parse_transform, evil43r}, $']", "ERL_COMPILER_OPTIONS holds",
+		 "\"./evil43r.beam\"", NULL},
+		{"ERL_COMPILER_OPTIONS=[{parse_transform, \xc3\xa9vil43r}]", "ERL_COMPILER_OPTIONS holds",
+		 "\"./\xc3\xa9vil43r.beam\"", NULL},
+		{"NODE_OPTIONS=--test-reporter=dots", "NODE_OPTIONS loads the module", "\"dots\"", NULL},
+		{"OCAMLPARAM=ppx=./ppx43r.exe", "OCAMLPARAM holds", "\"./ppx43r.exe\"", NULL},
+		{"OCAMLPARAM=:g=1:plugin=plug43r.cmxs", "OCAMLPARAM holds", "\"plug43r.cmxs\"", NULL},
+		{"OCAMLPARAM=I=inc43r", "OCAMLPARAM holds", "\"inc43r\"", NULL},
+		{"DOTNET_ROOT=dotnet43r", "DOTNET_ROOT holds", "\"dotnet43r\"", NULL},
+		{"DOTNET_ADDITIONAL_DEPS=/x.json;deps43r.json", "DOTNET_ADDITIONAL_DEPS holds", "\"deps43r.json\"",
+		 NULL},
+		{"NUGET_PACKAGES=.nuget/packages", "NUGET_PACKAGES holds", "\".nuget/packages\"", NULL},
+	};
+	char w[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	at(w, "work");
+	plant_rows(vars, NV, "{ mkdir -p \"$(dirname %1$s)\" && echo 'PLANTED-X' > %1$s; } 2>/dev/null",
+		   "ok-x.txt", "review 43 homes");
+	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
+	/* What CI images and developers set: started. */
+	{
+		const char *ok[] = {"ERL_COMPILER_OPTIONS=[debug_info, % CI\n deterministic, {d, 'S', $'}]",
+				    "OCAMLPARAM=_,g=1,bin-annot=1,I=+compiler-libs,w=+a-4", "DOTNET_ROOT=/usr/share/dotnet",
+				    "DOTNET_ADDITIONAL_DEPS=/opt/deps/x.deps.json", "NUGET_PACKAGES=/opt/nuget/packages",
+				    "NODE_OPTIONS=--test-reporter=dot --test-reporter=junit", NULL};
+
+		for (size_t i = 0; ok[i] != NULL; i++) {
+			const char *one[] = {ok[i], NULL};
+
+			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
+			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
+			free(out);
+			free(err);
+			out = err = NULL;
+		}
+	}
+	drop("work/ok-x.txt");
+	for (size_t i = 0; i < NV; i++) {
+		char top[PATH_MAX];
+
+		if (snprintf(top, sizeof(top), "%s/%.*s", w, (int)strcspn(vars[i][1], "/"), vars[i][1]) >= (int)sizeof(top))
+			CU_FAIL("a path too long for the test");
+		test_rmtree(top);
+	}
+}
+
+/*
  * Review of round 40 (fix40v): a home of code in the tree is read-only,
  * and a build filling it (GitLab's GOCACHE=$CI_PROJECT_DIR/.go-cache,
  * CARGO_HOME=$CI_PROJECT_DIR/.cargo) failed with a bare "Read-only file
@@ -5615,6 +5693,10 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 43: ERL_COMPILER_OPTIONS, ERL_OTP<release>_FLAGS, the BEAM's emulators, stack's files, bun's "
 		    "-e, node's --test-reporter, mix's, Racket's and Erlang's homes: read-only or refused; what CI "
 		    "images set starts", test_code_homes_r43);
+	test_add(s, "review of round 43: ERL_COMPILER_OPTIONS's escapes, comments, $' and non-ASCII atoms, "
+		    "--test-reporter=dots, OCAMLPARAM, DOTNET_ROOT, DOTNET_ADDITIONAL_DEPS, DOTNET_SHARED_STORE, "
+		    "NUGET_PACKAGES, NUGET_PLUGIN_PATHS read-only in a tree, relative refused; what CI images set starts",
+		 test_code_homes_r43r);
 	test_add(s, "round 39: start-up files moved by HGRCPATH, INPUTRC, PSQLRC, STARSHIP_CONFIG, RIPGREP_CONFIG_PATH, GOENV, "
 		    "NPM_CONFIG_GLOBALCONFIG, ...: read-only in the tree (the host's hg ran the hook), relative refuses the start",
 		 test_moved_startup_files_r39);

@@ -900,6 +900,67 @@ static void test_families_r43(void)
 	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
 }
 
+/*
+ * Review of round 43: erl_token() read the term as erl_scan does but for
+ * its escapes (copied as their letter: 'parse_tr\x61nsform' was another
+ * option), its comments ('%' to the end of the line: a transform after
+ * one was passed over), its character literals ($' and $" opened an atom
+ * or a string that hid what followed) and the atoms erl_scan starts with
+ * a letter over 0x7f (évil); a transform's or an include's value it does
+ * not read (a number, a tuple, a binary) was passed over. node's
+ * --test-reporter=dots is a package's name (node's own is dot). OCaml's
+ * OCAMLPARAM was read by no rule: its commands (ppx=, pp=, cc=), flags
+ * (ccopt=, cclib=), plugin= and searched directories (I=, H=), with its
+ * separator rule (the first character when one of ":|; ,", else ',').
+ * .NET's and NuGet's places: known, their lists split at ':' and ';'.
+ */
+static void test_review_r43(void)
+{
+	static const char *const rows[][3] = {
+		{"ERL_COMPILER_OPTIONS", "[{'parse_tr\\x61nsform', evil}]", "L:./evil.beam"},
+		{"ERL_COMPILER_OPTIONS", "[{'\\160arse_transform', evil}]", "L:./evil.beam"},
+		{"ERL_COMPILER_OPTIONS", "{'\\x{70}arse_transform', '/w/\\x65vil'}", "L:/w/evil.beam"},
+		{"ERL_COMPILER_OPTIONS", "[{parse_transform, % a note\n evil}]", "L:./evil.beam"},
+		{"ERL_COMPILER_OPTIONS", "[deterministic % don't\n, {core_transform, ct}]", "L:./ct.beam"},
+		{"ERL_COMPILER_OPTIONS", "[$', {parse_transform, '/w/pt'}, $']", "L:/w/pt.beam"},
+		{"ERL_COMPILER_OPTIONS", "[$\", {core_transform, ct}]", "L:./ct.beam"},
+		{"ERL_COMPILER_OPTIONS", "[$%, {parse_transform, '/w/p2'}]", "L:/w/p2.beam"},
+		{"ERL_COMPILER_OPTIONS", "[$\\', {parse_transform, p3}]", "L:./p3.beam"},
+		{"ERL_COMPILER_OPTIONS", "[{parse_transform, \xc3\xa9vil}]", "L:./\xc3\xa9vil.beam"},
+		{"ERL_COMPILER_OPTIONS", "[{parse_transform, ''}]", "L:./.beam"},
+		/* erl_scan's white space: up to ' ', and 0x80 to 0xa0 (NBSP) */
+		{"ERL_COMPILER_OPTIONS", "{\x01parse_transform, evil}", "L:./evil.beam"},
+		{"ERL_COMPILER_OPTIONS", "{\xc2\xa0parse_transform,\xc2\xa0'/w/nb'}", "L:/w/nb.beam"},
+		{"ERL_COMPILER_OPTIONS", "{parse_transform\xa0, evil}", "L:./evil.beam"},
+		{"ERL_COMPILER_OPTIONS", "[{parse_transform, 42}]", "L:42"},
+		{"ERL_COMPILER_OPTIONS", "[{i, <<\"inc\">>}]", "L:<<\"inc\">>"},
+		{"ERL_COMPILER_OPTIONS", "[{i, \"/w/i\\x6ec\"}]", "S:/w/inc"},
+		/* what CI images and developers set: none */
+		{"ERL_COMPILER_OPTIONS", "[debug_info, % CI\n deterministic, {d, 'S', $'}, {d, 'P', \"%\"}]", ""},
+		{"ERL_COMPILER_OPTIONS", "[$a, {d, 'T', 'a\\'b'}, warnings_as_errors]", ""},
+		{"NODE_OPTIONS", "--test-reporter=dots --test-reporter=dot", "L:dots"},
+		/* OCaml */
+		{"OCAMLPARAM", "ppx=./ppx.exe --as-ppx,_,plugin=/w/p.cmxs", "L:./ppx.exe L:/w/p.cmxs"},
+		{"OCAMLPARAM", "|pp=/w/pp.sh -x|I=lib,x|H=/w/h", "L:/w/pp.sh S:lib,x S:/w/h"},
+		{"OCAMLPARAM", ":cc=./mycc:plugin=pl.cma", "L:./mycc L:pl.cma"},
+		{"OCAMLPARAM", " ppx=a/b.exe I=+compiler-libs", "L:a/b.exe"},
+		{"OCAMLPARAM", ";ccopt=-fplugin=./gp.so;_", "L:./gp.so"},
+		{"OCAMLPARAM", "_,g=1,bin-annot=1,w=+a-4,I=+unix,ppx=ppx_deriving", ""},
+		{"OCAMLPARAM", "", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_known("OCAMLPARAM", 10));
+	CU_ASSERT(env_code_var_known("DOTNET_ROOT", 11));
+	CU_ASSERT(env_code_var_known("DOTNET_ADDITIONAL_DEPS", 22));
+	CU_ASSERT(env_code_var_known("DOTNET_SHARED_STORE", 19));
+	CU_ASSERT(env_code_var_known("NUGET_PACKAGES", 14));
+	CU_ASSERT(env_code_var_known("NUGET_PLUGIN_PATHS", 18));
+	CU_ASSERT(strcmp(env_list_seps("DOTNET_ADDITIONAL_DEPS", 22), ":;") == 0);
+	CU_ASSERT(env_list_len("DOTNET_SHARED_STORE", 19, "/a;/b") == 2);
+	CU_ASSERT(env_list_len("NUGET_PLUGIN_PATHS", 18, "/a/p.dll;/b") == 8);
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -937,4 +998,8 @@ TEST_REGISTRAR(policy_codevars_register)
 		    "emulator programs, stack's files, bun's -e/-p, node's --test-reporter; mix's, Racket's, Erlang's "
 		    "places; what CI images set, nothing",
 		 test_families_r43);
+	test_add(s, "review of round 43: ERL_COMPILER_OPTIONS's escapes, comments, $' and non-ASCII atoms, a value not "
+		    "read refused; --test-reporter=dots; OCAMLPARAM's commands, flags, plugins, directories; "
+		    ".NET's and NuGet's places",
+		 test_review_r43);
 }
