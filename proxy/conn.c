@@ -503,7 +503,7 @@ static enum step conn_step_drain(conn_t *c)
 			c->tls_end = TLS_END_NOTIFIED;
 		ERR_clear_error();
 	}
-	if (!c->client.shut_wr && evbuffer_get_length(out_of(&c->client)) == 0) {
+	if (!c->client.shut_wr && !c->client_rst && evbuffer_get_length(out_of(&c->client)) == 0) {
 		c->client.shut_wr = true;
 		if (sockio_shutdown_wr(&c->client) < 0) {
 			conn_close(c, "client gone", false);
@@ -524,6 +524,13 @@ static enum step conn_step_drain(conn_t *c)
 						      under_drained_cb, c);
 		c->drain_wait = true;
 		return STEP_STOP;
+	}
+	if (c->client_rst && evbuffer_get_length(out_of(&c->client)) == 0) {
+		/* Everything sent (upstream_ended()): a cut close-delimited
+		 * body ends with an RST, never a FIN, which would be its end. */
+		sockio_reset_on_close(&c->client);
+		conn_close(c, "close-delimited body cut: client reset", false);
+		return STEP_CLOSED;
 	}
 	if (c->tls_end == TLS_END_TRUNCATE && c->client.shut_wr) {
 		/* Everything sent: end TCP without close_notify. */
@@ -1045,6 +1052,13 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		if (c->client.ssl != NULL)
 			c->tls_end = TLS_END_TRUNCATE;
 	}
+	/* Closed in the middle of a response, on an error (a real value
+	 * with its case changed, a timeout): an RST, not a FIN, which is
+	 * the end of a close-delimited body to the client (review of
+	 * round 43: curl --http1.0 took such a cut body whole). */
+	if (is_error && (c->mode == CONN_MODE_HTTP || c->mode == CONN_MODE_TERMINATED) &&
+	    c->ex.phase == EX_RESPONDING)
+		sockio_reset_on_close(&c->client);
 	/* An opaque tunnel is audited when it ends, with its byte counts;
 	 * so is an upgraded stream (a WebSocket), with its re-masked count. */
 	/* One the proxy cut (a frame breaking RFC 6455, the frame queue's

@@ -137,6 +137,7 @@ struct exchange {
 	bool raw_line;              /** the refusal reason is the whole stderr line (audit reason_is_line) */
 	bool cut;                   /** audited as it ended early: the byte counts are what left */
 	bool up_close;              /** sent with "Connection: close": the upstream connection is not reused */
+	bool reframed;              /** a close-delimited response body goes to the client chunked */
 	int status;                 /** status sent for the request */
 	struct timeval t0;          /** start of the request or tunnel */
 	uint64_t bytes_up;          /** bytes passed on from the client */
@@ -269,6 +270,8 @@ struct conn {
 	bool sni_mismatch;          /** the client's SNI does not name the CONNECT host */
 	enum tls_end tls_end;       /** how the TLS stream to the client ends */
 	bool drain_wait;            /** DRAINING: waited for the write BIO; the linger restarts when it is empty */
+	bool client_rst;            /** DRAINING: a close-delimited body to the client was cut: once all is
+	                             *  sent, its connection ends with an RST, not a FIN (an end to it) */
 	char *sni;                  /** SNI the client sent, normalised (malloc'd), or NULL if none */
 	char *up_tls_err;           /** why the upstream TLS handshake failed (CONN_TLS_ERR_BYTES, malloc'd at
 	                             *  the first failure; "" or NULL if not) */

@@ -550,6 +550,7 @@ static bool take_response_head(conn_t *c, enum step *st)
 	c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
 			     http1_needs_eof(c->up.http);
 	reframe = reframe_close_delimited(c);
+	c->ex.reframed = reframe;
 	if ((hr = write_response_head(c, (c->ex.client_close ? HTTP1_HEAD_CLOSE : 0u) |
 						 (reframe ? HTTP1_HEAD_CHUNKED : 0u),
 				      &cred)) > 0) {
@@ -653,6 +654,7 @@ static bool relay_response(conn_t *c, enum step *st)
 static enum step upstream_ended(conn_t *c)
 {
 	enum step st;
+	bool whole;
 
 	if (http1_head_done(c->up.http)) {
 		if (http1_finish(c->up.http) != HTTP1_DONE) {
@@ -694,14 +696,30 @@ static enum step upstream_ended(conn_t *c)
 		 * Go, Node, Java and python take an empty body so ended as
 		 * whole); before round 43 only a plain one was, and an empty
 		 * body from a server that skips close_notify failed. */
+		whole = c->ex.mask_resp_body ? conn_up_closed_cleanly(c) ||
+						       ((!c->up.failed || c->up.fin_end) &&
+							!cmask_waiting(c->mask, CMASK_IN))
+					     : !c->up.failed || c->up.fin_end;
 		if (c->ex.mask_resp_body &&
-		    (((conn_up_closed_cleanly(c) ||
-		       ((!c->up.failed || c->up.fin_end) && !cmask_waiting(c->mask, CMASK_IN)))
-			      ? cmask_body_end(c->mask, CMASK_IN)
-			      : cmask_body_cut(c->mask, CMASK_IN)) < 0 ||
+		    ((whole ? cmask_body_end(c->mask, CMASK_IN) : cmask_body_cut(c->mask, CMASK_IN)) < 0 ||
 		     conn_mask_pass(c, CMASK_IN) < 0)) {
 			conn_close(c, "out of memory writing a response head", true);
 			return STEP_CLOSED;
+		}
+		/* Review of round 43: a body that goes to the client as it
+		 * came, close-delimited (a client of HTTP/1.0, or nothing
+		 * re-masked), and was cut (its tail dropped, a reset, an
+		 * alert) ended with a FIN, which is its end to the client:
+		 * curl --http1.0 took it whole, exit 0. Once all is sent the
+		 * client's connection ends with an RST (conn_step_drain()),
+		 * which curl, Node, Go and Java report as an error. */
+		if (!whole && http1_needs_eof(c->up.http) && !c->ex.reframed) {
+			c->client_rst = true;
+			if (c->client.ssl != NULL)
+				c->tls_end = TLS_END_TRUNCATE;
+			log_info("conn %s: %s's close-delimited body was cut: resetting the client's connection "
+				 "once it is sent",
+				 c->client.peer, c->up.peer);
 		}
 		return finish_request(c);
 	}

@@ -957,8 +957,13 @@ void sockio_reset_on_close(struct conn_side *s)
 {
 	struct linger lg = {1, 0};
 
-	if (s->bev != NULL && bufferevent_getfd(s->bev) >= 0)
-		(void)setsockopt(bufferevent_getfd(s->bev), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	struct bufferevent *b = s->bev;
+
+	/* A TLS filter's socket is its underlying bufferevent's. */
+	while (b != NULL && bufferevent_getfd(b) < 0)
+		b = bufferevent_get_underlying(b);
+	if (b != NULL)
+		(void)setsockopt(bufferevent_getfd(b), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 }
 
 void sockio_side_free(struct conn_side *s)

@@ -516,7 +516,9 @@ static const char py_oracle[] =
  * Transfer-Encoding: gzip, 300 "x", close_notify. The client goes
  * through CONNECT to HOST (TRUST: the session CA), GET, HTTP/1.1 (or
  * HTTP/1.0 with a sixth argument), and prints the status line and what
- * came as the body (raw: chunk framing included), repr.
+ * came as the body (raw: chunk framing included), repr, then how the
+ * connection ended: "end=eof" (a FIN, with or without close_notify),
+ * "end=reset" (an RST), "end=timeout".
  */
 static const char py_tlsend[] =
 	"import socket, ssl, struct, sys, threading, time\n"
@@ -559,18 +561,23 @@ static const char py_tlsend[] =
 	"    if not d: sys.exit('CONNECT: %r' % r)\n"
 	"    r += d\n"
 	"ctx = ssl.create_default_context(cafile=trust)\n"
-	"t = ctx.wrap_socket(s, server_hostname=host)\n"
+	"t = ctx.wrap_socket(s, server_hostname=host, suppress_ragged_eofs=False)\n"
 	"t.sendall(b'GET /x ' + ver + b'\\r\\nHost: %s:%d\\r\\n\\r\\n' % (host.encode(), port))\n"
 	"t.settimeout(5)\n"
 	"got = b''\n"
+	"end = 'eof'\n"
 	"try:\n"
 	"    while True:\n"
 	"        d = t.recv(65536)\n"
 	"        if not d: break\n"
 	"        got += d\n"
-	"except (socket.timeout, OSError, ssl.SSLError): pass\n"
+	"except socket.timeout: end = 'timeout'\n"
+	"except ConnectionResetError: end = 'reset'\n"
+	"except ssl.SSLEOFError as e: end = 'eof' if 'UNEXPECTED_EOF' in str(e) else 'reset'\n"
+	"except (OSError, ssl.SSLError) as e: end = 'error %r' % e\n"
 	"h, _, b = got.partition(b'\\r\\n\\r\\n')\n"
-	"print(repr(h.split(b'\\r\\n')[0]), repr(b))\n";
+	"print(repr(h.split(b'\\r\\n')[0]), repr(b))\n"
+	"print('end=' + end)\n";
 
 static const char py_helper[] =
 	"import os, base64\n"
@@ -2276,22 +2283,39 @@ static void test_tls_close_delimited_ends(void)
 		const char *want; /* what the output begins with */
 		const char *bad;  /* what it must not hold, or NULL */
 		const char *why;
+		const char *end;  /* how the client's connection must end, or NULL */
 	} rows[] = {
 		{"empty-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
-		 "the last chunk alone: nothing was cut"},
+		 "the last chunk alone: nothing was cut", NULL},
 		{"empty-fin", "localhost", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
-		 "the last chunk alone (a host that is not an inject host)"},
+		 "the last chunk alone (a host that is not an inject host)", NULL},
 		{"empty-notify", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
-		 "the last chunk alone"},
-		{"empty-reset", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b''\n", NULL, "no last chunk: a reset is a cut"},
+		 "the last chunk alone", NULL},
+		{"empty-reset", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b''\n", NULL, "no last chunk: a reset is a cut", NULL},
 		{"body-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'", "0\\r\\n\\r\\n",
-		 "the body chunked without its last chunk: a FIN after body bytes is a cut (round 32)"},
+		 "the body chunked without its last chunk: a FIN after body bytes is a cut (round 32)", NULL},
 		{"body-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'", "x\\n",
-		 "its last bytes (the body ends in x and a newline) dropped: a FIN after body bytes is a cut (round 32)"},
-		{"empty-fin", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b''\n", NULL, "HTTP/1.0: not chunked, nothing"},
-		{"te-gzip", "127.0.0.1", false, "b'HTTP/1.1 502 Bad Gateway'", NULL, "502: a transfer coding but chunked"},
+		 "its last bytes (the body ends in x and a newline) dropped: a FIN after body bytes is a cut (round 32)", NULL},
+		{"empty-fin", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b''\n", NULL, "HTTP/1.0: not chunked, nothing", NULL},
+		{"te-gzip", "127.0.0.1", false, "b'HTTP/1.1 502 Bad Gateway'", NULL, "502: a transfer coding but chunked", NULL},
 		{"te-gzip", "localhost", false, "b'HTTP/1.1 502 Bad Gateway'", NULL,
-		 "502: a transfer coding but chunked, also from a host that is not an inject host"},
+		 "502: a transfer coding but chunked, also from a host that is not an inject host", NULL},
+		/* Review of round 43: a client of HTTP/1.0 gets the body
+		 * close-delimited, so only how its connection ends can say a
+		 * cut: an RST (curl, Node, Go, Java report it), never a FIN
+		 * (curl --http1.0 took a cut body whole, exit 0). A whole
+		 * one still ends with a FIN. */
+		{"body-fin", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b'x", NULL,
+		 "HTTP/1.0: its last bytes dropped, and the connection reset: a FIN would be a clean end",
+		 "\nend=reset\n"},
+		{"empty-reset", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b''\n", NULL,
+		 "HTTP/1.0: the upstream's reset reaches the client as a reset", "\nend=reset\n"},
+		{"empty-fin", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b''\n", NULL,
+		 "HTTP/1.0: nothing cut, a FIN", "\nend=eof\n"},
+		{"empty-notify", "127.0.0.1", true, "b'HTTP/1.1 200 OK' b''\n", NULL,
+		 "HTTP/1.0: nothing cut, a FIN", "\nend=eof\n"},
+		{"empty-fin", "127.0.0.1", false, "b'HTTP/1.1 200 OK' b'0\\r\\n\\r\\n'\n", NULL,
+		 "HTTP/1.1: whole, its last chunk and a FIN", "\nend=eof\n"},
 	};
 	struct px p;
 
@@ -2301,7 +2325,8 @@ static void test_tls_close_delimited_ends(void)
 			char *r = tlsend_run(&p, rows[i].mode, rows[i].host, rows[i].http10);
 
 			ROW(r != NULL && strncmp(r, rows[i].want, strlen(rows[i].want)) == 0 &&
-				    (rows[i].bad == NULL || strstr(r, rows[i].bad) == NULL),
+				    (rows[i].bad == NULL || strstr(r, rows[i].bad) == NULL) &&
+				    (rows[i].end == NULL || strstr(r, rows[i].end) != NULL),
 			    "%s from %s (HTTP/1.%d client) came as %s (want %s%s%.20s: %s)", rows[i].mode, rows[i].host,
 			    rows[i].http10 ? 0 : 1, r ? r : "(nothing)", rows[i].want, rows[i].bad ? ", not " : "",
 			    rows[i].bad ? rows[i].bad : "", rows[i].why);
