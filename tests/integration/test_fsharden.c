@@ -5534,7 +5534,7 @@ static void test_shared_dirs_r43(void)
 	(void)at(yd, "r43dot.yaml");
 	for (size_t i = 0; i < 3; i++) {
 		const char *d = i < 2 ? dirs[i] : sc;
-		char host[PATH_MAX];
+		char host[PATH_MAX + 80];
 
 		if (stat(d, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
