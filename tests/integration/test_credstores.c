@@ -391,6 +391,28 @@ static int plant_abs(const char *path, const char *text, char **made)
 }
 
 /*
+ * Undoes plant_abs(): unlinks the file if it wrote it (wrote == 1), then
+ * removes the directories it made, innermost first, up to made (which may
+ * be NULL). Frees made.
+ */
+static void unplant_abs(const char *path, int wrote, char *made)
+{
+	char dir[PATH_MAX];
+
+	if (wrote == 1)
+		CU_ASSERT(unlink(path) == 0);
+	if (made != NULL) {
+		snprintf(dir, sizeof(dir), "%s", path);
+		for (char *sl = strrchr(dir, '/'); sl != NULL && strlen(dir) > strlen(made); sl = strrchr(dir, '/')) {
+			*sl = '\0';
+			if (strlen(dir) >= strlen(made))
+				CU_ASSERT(rmdir(dir) == 0 || errno == ENOTEMPTY);
+		}
+	}
+	free(made);
+}
+
+/*
  * Round 32: services' own secret stores a root session read (GitLab,
  * Jenkins, BIND, Ceph, LDAP, nginx, Proxmox, Vault, Grafana, exim). A
  * stand-in is planted where the host has none (its directories made and
@@ -426,23 +448,8 @@ static void host_service_secrets(void)
 		snprintf(want, sizeof(want), "%s:0\n", paths[i]);
 		ROW(test_has(out, want), "%s was readable by root in the sandbox: %s", paths[i], test_nz(out));
 	}
-	for (size_t i = 0; i < NP; i++) {
-		if (wrote[i] == 1)
-			CU_ASSERT(unlink(paths[i]) == 0);
-		if (made[i] != NULL) {
-			char dir[PATH_MAX];
-
-			/* The directories made, innermost first, up to made[i]. */
-			snprintf(dir, sizeof(dir), "%s", paths[i]);
-			for (char *slash = strrchr(dir, '/'); slash != NULL && strlen(dir) > strlen(made[i]);
-			     slash = strrchr(dir, '/')) {
-				*slash = '\0';
-				if (strlen(dir) >= strlen(made[i]))
-					CU_ASSERT(rmdir(dir) == 0 || errno == ENOTEMPTY);
-			}
-		}
-		free(made[i]);
-	}
+	for (size_t i = 0; i < NP; i++)
+		unplant_abs(paths[i], wrote[i], made[i]);
 	free(out);
 	free(err);
 }
@@ -700,22 +707,8 @@ static void test_user_logs_cores(void)
 		ROW(test_has(out, want), "%s (the user's through %s) was readable in the sandbox: %s", paths[i],
 		    i == 0 ? "group adm" : "its owner", test_nz(out));
 	}
-	for (size_t i = 0; i < NP; i++) {
-		if (wrote[i] == 1)
-			CU_ASSERT(unlink(paths[i]) == 0);
-		if (made[i] != NULL) {
-			char dir[PATH_MAX];
-
-			snprintf(dir, sizeof(dir), "%s", paths[i]);
-			for (char *sl = strrchr(dir, '/'); sl != NULL && strlen(dir) > strlen(made[i]);
-			     sl = strrchr(dir, '/')) {
-				*sl = '\0';
-				if (strlen(dir) >= strlen(made[i]))
-					CU_ASSERT(rmdir(dir) == 0 || errno == ENOTEMPTY);
-			}
-		}
-		free(made[i]);
-	}
+	for (size_t i = 0; i < NP; i++)
+		unplant_abs(paths[i], wrote[i], made[i]);
 	free(out);
 	free(err);
 }
