@@ -234,6 +234,28 @@ struct run {
 };
 
 /*
+ * sbx_start(cfg) with this process's stdout (fd 1, which the sandbox's
+ * command inherits) pointed at outpath for the call, then put back.
+ * Returns sbx_start()'s result; *s as sbx_start() sets it.
+ */
+static int start_into_outpath(struct sbx_config *cfg, struct sbx **s, char *err, size_t errlen)
+{
+	int saved, ofd, i;
+
+	ofd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CU_ASSERT_FATAL(ofd >= 0);
+	fflush(stdout);
+	saved = dup(1);
+	CU_ASSERT_FATAL(saved >= 0);
+	CU_ASSERT_FATAL(dup2(ofd, 1) == 1);
+	i = sbx_start(cfg, s, err, errlen);
+	CU_ASSERT_FATAL(dup2(saved, 1) == 1);
+	close(saved);
+	close(ofd);
+	return i;
+}
+
+/*
  * Starts cfg (argv from the config), its stdout into outpath, with an
  * accept thread on the passed fd; waits; fills r. If sigafter is set,
  * sends it with sbx_kill once readyfile exists.
@@ -242,20 +264,11 @@ static void run_cfg(struct sbx_config *cfg, struct run *r, int sig, const char *
 {
 	struct acceptor a;
 	struct sbx *s = NULL;
-	int saved, ofd, i;
+	int i;
 
 	memset(r, 0, sizeof(*r));
 	memset(&a, 0, sizeof(a));
-	ofd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	CU_ASSERT_FATAL(ofd >= 0);
-	fflush(stdout);
-	saved = dup(1);
-	CU_ASSERT_FATAL(saved >= 0);
-	CU_ASSERT_FATAL(dup2(ofd, 1) == 1);
-	i = sbx_start(cfg, &s, r->err, sizeof(r->err));
-	CU_ASSERT_FATAL(dup2(saved, 1) == 1);
-	close(saved);
-	close(ofd);
+	i = start_into_outpath(cfg, &s, r->err, sizeof(r->err));
 	if (i < 0) {
 		r->status = -125;
 		r->out = strdup("");
@@ -1051,20 +1064,11 @@ static void icpt_run(struct sbx_config *cfg, struct icpt_run *r)
 {
 	struct stand_in si;
 	struct sbx *s = NULL;
-	int saved, ofd, i;
+	int i;
 
 	memset(r, 0, sizeof(*r));
 	memset(&si, 0, sizeof(si));
-	ofd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	CU_ASSERT_FATAL(ofd >= 0);
-	fflush(stdout);
-	saved = dup(1);
-	CU_ASSERT_FATAL(saved >= 0);
-	CU_ASSERT_FATAL(dup2(ofd, 1) == 1);
-	i = sbx_start(cfg, &s, r->err, sizeof(r->err));
-	CU_ASSERT_FATAL(dup2(saved, 1) == 1);
-	close(saved);
-	close(ofd);
+	i = start_into_outpath(cfg, &s, r->err, sizeof(r->err));
 	if (i < 0) {
 		r->status = -125;
 		r->out = strdup("");
