@@ -2207,6 +2207,30 @@ static void test_moved_startup_files_r39(void)
 	}
 }
 
+static void refused_rows(const char *const (*rel)[4], size_t n, const char *plant, const char *marker,
+			 bool host_plants, const char *cleanup);
+
+/*
+ * Each everyday setting of ok (NULL-ended), one at a time, starts a
+ * session in work.yaml that says "started": what CI images and
+ * developers set is not refused.
+ */
+static void everyday_rows(const char *const *ok)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	for (size_t i = 0; ok[i] != NULL; i++) {
+		const char *one[] = {ok[i], NULL};
+
+		st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
+		ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
 /*
  * Round 40: the homes of code a variable names in the writable tree
  * (CARGO_HOME's config.toml, GRADLE_USER_HOME's init.d/, GOMODCACHE, the
@@ -2218,9 +2242,6 @@ static void test_moved_startup_files_r39(void)
  * shell runs from there was writable. Read-only now, missing or not; a
  * relative one refuses the start; what CI images set starts.
  */
-static void refused_rows(const char *const (*rel)[4], size_t n, const char *plant, const char *marker,
-			 bool host_plants, const char *cleanup);
-
 static void test_code_homes_r40(void)
 {
 	static const char *const vars[][2] = {
@@ -2393,15 +2414,7 @@ static void test_code_homes_r41(void)
 				    "NODE_OPTIONS=--max-old-space-size=4096", NULL};
 
 		/* one at a time: TEXMFHOME twice */
-		for (size_t i = 0; ok[i] != NULL; i++) {
-			const char *one[] = {ok[i], NULL};
-
-			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
-			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
-			free(out);
-			free(err);
-			out = err = NULL;
-		}
+		everyday_rows(ok);
 	}
 	/* The notice names each entry once; -v every time. */
 	{
@@ -2473,15 +2486,7 @@ static void test_code_homes_r41e(void)
 		const char *ok[] = {"TEXMFHOME_pdflatex=~/texmf", "TEXMFVAR=~/.texlive/texmf-var",
 				    "TEXMF.lualatex=/usr/share/texmf:/usr/share/texlive/texmf-dist", NULL};
 
-		for (size_t i = 0; ok[i] != NULL; i++) {
-			const char *one[] = {ok[i], NULL};
-
-			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
-			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
-			free(out);
-			free(err);
-			out = err = NULL;
-		}
+		everyday_rows(ok);
 	}
 	/* The state directory through a link: nothing made there. */
 	{
@@ -2569,9 +2574,7 @@ static void test_code_homes_r42(void)
 		{"NIX_PATH=nixpkgs=nixpkgs-x", "NIX_PATH holds", "\"nixpkgs=nixpkgs-x\"", NULL},
 		{"CABAL_CONFIG=cabal-x.config", "CABAL_CONFIG holds", "\"cabal-x.config\"", NULL},
 	};
-	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
-	const char *env[NV + 1];
-	size_t n;
+	char w[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
@@ -2579,32 +2582,8 @@ static void test_code_homes_r42(void)
 	/* existing, as a used tree is: a missing home is held whole */
 	CU_ASSERT_FATAL(mkdirs("work/tm-x/a/tex/latex") == 0);
 	CU_ASSERT_FATAL(mkdirs("work/pub-x/bin") == 0);
-	script[0] = '\0';
-	for (size_t i = 0; i < NV; i++) {
-		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
-
-		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
-		env[i] = e[i];
-		n = strlen(script);
-		snprintf(script + n, sizeof(script) - n,
-			 "{ mkdir -p \"$(dirname %s)\" && echo 'PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
-			 vars[i][1], vars[i][1], i);
-	}
-	env[NV] = NULL;
-	n = strlen(script);
-	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?\n");
-	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0"), "round 42 homes: status %d, %s %s", st, out ? out : "",
-	    err ? err : "");
-	for (size_t i = 0; i < NV; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "w%zu=0\n", i);
-		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
-	}
-	free(out);
-	free(err);
-	out = err = NULL;
+	plant_rows(vars, NV, "{ mkdir -p \"$(dirname %1$s)\" && echo 'PLANTED-X' > %1$s; } 2>/dev/null", "ok-x.txt",
+		   "round 42 homes");
 	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
 	/* What CI images and developers set: started. */
 	{
@@ -2618,15 +2597,7 @@ static void test_code_homes_r42(void)
 				    "NIX_PATH=nixpkgs=https://github.com/NixOS/nixpkgs/archive/master.tar.gz",
 				    "TEXMFHOME=/usr/share/texmf//", NULL};
 
-		for (size_t i = 0; ok[i] != NULL; i++) {
-			const char *one[] = {ok[i], NULL};
-
-			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
-			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
-			free(out);
-			free(err);
-			out = err = NULL;
-		}
+		everyday_rows(ok);
 	}
 	/* The notice on a start then refused: named again on the next. */
 	{
@@ -2730,42 +2701,15 @@ static void test_code_homes_r43(void)
 		{"PLTCONFIGDIR=pltcfg43-x", "PLTCONFIGDIR holds", "\"pltcfg43-x\"", NULL},
 		{"ERL_ROOTDIR=otp43-x", "ERL_ROOTDIR holds", "\"otp43-x\"", NULL},
 	};
-	char e[NV][2 * PATH_MAX], w[PATH_MAX], script[16384], *out = NULL, *err = NULL;
-	const char *env[NV + 1];
-	size_t n;
-	int st;
+	char w[PATH_MAX];
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
 	/* existing, as a used tree is */
 	CU_ASSERT_FATAL(mkdirs("work/zo43-x/8.0") == 0);
 	CU_ASSERT_FATAL(mkdirs("work/deps43-x/x") == 0);
-	script[0] = '\0';
-	for (size_t i = 0; i < NV; i++) {
-		const char *tpl = vars[i][0], *sub = strstr(tpl, "@W@");
-
-		snprintf(e[i], sizeof(e[i]), "%.*s%s%s", (int)(sub - tpl), tpl, w, sub + 3);
-		env[i] = e[i];
-		n = strlen(script);
-		snprintf(script + n, sizeof(script) - n,
-			 "{ mkdir -p \"$(dirname %s)\" && echo 'PLANTED-X' > %s; } 2>/dev/null; echo w%zu=$?\n",
-			 vars[i][1], vars[i][1], i);
-	}
-	env[NV] = NULL;
-	n = strlen(script);
-	snprintf(script + n, sizeof(script) - n, "printf x > ok-x.txt; echo ok=$?\n");
-	st = run_fsh("home", NULL, env, NULL, "work.yaml", script, &out, &err);
-	ROW(st == 0 && test_has(out, "ok=0"), "round 43 homes: status %d, %s %s", st, out ? out : "",
-	    err ? err : "");
-	for (size_t i = 0; i < NV; i++) {
-		char want[32];
-
-		snprintf(want, sizeof(want), "w%zu=0\n", i);
-		ROW(!test_has(out, want), "%s: %s was writable: %s", e[i], vars[i][1], out ? out : "");
-	}
-	free(out);
-	free(err);
-	out = err = NULL;
+	plant_rows(vars, NV, "{ mkdir -p \"$(dirname %1$s)\" && echo 'PLANTED-X' > %1$s; } 2>/dev/null", "ok-x.txt",
+		   "round 43 homes");
 	refused_rows(rel, sizeof(rel) / sizeof(rel[0]), "echo planted\n", "PLANTED-X", false, "ok-x.txt");
 	/* What CI images and developers set: started. */
 	{
@@ -2777,15 +2721,7 @@ static void test_code_homes_r43(void)
 				    "NODE_OPTIONS=--test-reporter=spec --test-reporter-destination=stdout",
 				    "BUN_OPTIONS=--smol -p 1+1", "ERL_ROOTDIR=/usr/lib/erlang", NULL};
 
-		for (size_t i = 0; ok[i] != NULL; i++) {
-			const char *one[] = {ok[i], NULL};
-
-			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
-			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
-			free(out);
-			free(err);
-			out = err = NULL;
-		}
+		everyday_rows(ok);
 	}
 	drop("work/ok-x.txt");
 	for (size_t i = 0; i < NV; i++) {
@@ -2840,8 +2776,7 @@ static void test_code_homes_r43r(void)
 		 NULL},
 		{"NUGET_PACKAGES=.nuget/packages", "NUGET_PACKAGES holds", "\".nuget/packages\"", NULL},
 	};
-	char w[PATH_MAX], *out = NULL, *err = NULL;
-	int st;
+	char w[PATH_MAX];
 
 	SKIP_IF_NEEDED();
 	at(w, "work");
@@ -2855,15 +2790,7 @@ static void test_code_homes_r43r(void)
 				    "DOTNET_ADDITIONAL_DEPS=/opt/deps/x.deps.json", "NUGET_PACKAGES=/opt/nuget/packages",
 				    "NODE_OPTIONS=--test-reporter=dot --test-reporter=junit", NULL};
 
-		for (size_t i = 0; ok[i] != NULL; i++) {
-			const char *one[] = {ok[i], NULL};
-
-			st = run_fsh("home", NULL, one, NULL, "work.yaml", "echo started\n", &out, &err);
-			ROW(st == 0 && test_has(out, "started"), "everyday %s: status %d, %s", ok[i], st, err ? err : "");
-			free(out);
-			free(err);
-			out = err = NULL;
-		}
+		everyday_rows(ok);
 	}
 	drop("work/ok-x.txt");
 	for (size_t i = 0; i < NV; i++) {
