@@ -68,9 +68,11 @@ bool cmask_coding_scannable(const char *val, size_t len);
 /*
  * Whether a response field names a coding of the body or of its messages:
  * Content-Encoding, gRPC's grpc-encoding (per message, HTTP/2 and
- * gRPC-Web) and Connect's connect-content-encoding (streams). Any of them
- * with a value cmask_coding_scannable() refuses makes an inject host's
- * response a 502. Case-insensitive.
+ * gRPC-Web), Connect's connect-content-encoding (streams) and RFC 3229's
+ * IM (a 226 whose body is an instance manipulation: gzip, deflate, a
+ * vcdiff or diffe delta, a feed's new entries). Any of them with a value
+ * cmask_coding_scannable() refuses makes an inject host's response a 502.
+ * Case-insensitive.
  */
 bool cmask_coding_field(const char *name, size_t len);
 

@@ -520,8 +520,9 @@ static bool take_response_head(conn_t *c, enum step *st)
 	}
 	if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http)) {
 		*st = conn_refuse(c, 502, NULL, "request", c->rule,
-				  "passavant: %s answered with a Content-Encoding (or a Transfer-Encoding other than "
-				  "chunked) although asked for identity: a coded body cannot be scanned for real values",
+				  "passavant: %s answered with a Content-Encoding (an RFC 3229 IM, or a Transfer-Encoding "
+				  "other than chunked) although asked for identity: a coded body cannot be scanned for real "
+				  "values",
 				  c->up.peer);
 		return false;
 	}

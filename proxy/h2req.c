@@ -127,7 +127,8 @@ static bool dropped(const char *name, size_t len, bool identity, bool put)
 		return true;
 	if (!identity)
 		return false;
-	if (IS("accept-encoding") || IS("grpc-accept-encoding") || IS("connect-accept-encoding") || IS("accept-charset"))
+	if (IS("accept-encoding") || IS("grpc-accept-encoding") || IS("connect-accept-encoding") ||
+	    IS("accept-charset") || IS("a-im"))
 		return true;
 	return !put && (IS("range") || IS("if-range") || IS("request-range") || IS("x-ms-range"));
 #undef IS

@@ -519,8 +519,8 @@ static void response_head(struct h2s *s, bool end_stream)
 		/* As in HTTP/1.1 (exchange.c): the body cannot be scanned. */
 		cmask_wipe_drain(s->fields);
 		h2s_answer(s, 502, NULL, s->rule,
-			   "passavant: %s: %s answered with a Content-Encoding although asked for identity: "
-			   "a coded body cannot be scanned for real values",
+			   "passavant: %s: %s answered with a Content-Encoding (or an RFC 3229 IM) although asked for "
+			   "identity: a coded body cannot be scanned for real values",
 			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
 		return;
 	}

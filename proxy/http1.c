@@ -997,7 +997,7 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 		if (identity &&
 		    (NAME_IS(h, i, "accept-encoding") || NAME_IS(h, i, "sec-websocket-extensions") ||
 		     NAME_IS(h, i, "grpc-accept-encoding") || NAME_IS(h, i, "connect-accept-encoding") ||
-		     NAME_IS(h, i, "accept-charset")))
+		     NAME_IS(h, i, "accept-charset") || NAME_IS(h, i, "a-im")))
 			continue;
 		/* Ranges too (SPEC §4.3): two partial responses could each
 		 * hold part of a real value, which no scan would see whole;

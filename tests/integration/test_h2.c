@@ -2284,6 +2284,50 @@ static void test_charset(void)
 }
 
 /*
+ * Round 44 of the attack: RFC 3229 delta encoding, negotiated as a
+ * compression is. a-im went up to an inject host, and an answer with
+ * im: gzip (226 IM Used, the body gzip'd, no content-encoding) passed:
+ * the re-masker cannot read through gzip. Now a-im does not go up to an
+ * inject host, an inject host's answer with an im field but identity is
+ * refused (502 on that stream) as a coded one is, and another host's
+ * passes.
+ */
+static void test_delta_encoding(void)
+{
+	char hex[2 * TOK_LEN + 1], spec[2 * TOK_LEN + 100], *out = NULL, *aud, *rec;
+	size_t amark = test_file_size(px.audit), rmark = test_file_size(p_h2rec);
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	to_hex(real_tok, hex);
+	snprintf(spec, sizeof(spec), "{\"path\":\"/coded?t=im1&enc=gzip&field=im&x=%s\"}", hex);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec,
+		 "{\"path\":\"/hello?t=aim\",\"headers\":[[\"a-im\",\"gzip\"]]}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 502, "an im: gzip answer from an inject host");
+	want_status(out, 3, 200, "a request with a-im");
+	no_real_in(out, "the raw client's output (im)");
+	free(out);
+	out = NULL;
+	rec = test_file_since(p_h2rec, rmark);
+	ROW(test_has(rec, "t=aim") && !test_has(rec, "a-im"), "a-im went up to an inject host:\n%.1500s", red(rec));
+	free(rec);
+	aud = test_file_since(px.audit, amark);
+	ROW(test_count(aud, "an RFC 3229 IM") == 1, "expected 1 audit record of an im answer refused:\n%s", red(aud));
+	free(aud);
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req",
+		 "{\"path\":\"/coded?t=im9&enc=gzip&field=im&x=6f6b\"}",
+		 "{\"path\":\"/hello?t=aim9\",\"headers\":[[\"a-im\",\"gzip\"]]}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "an im: gzip answer from a host that is no inject host");
+	free(out);
+	rec = test_file_since(p_h2rec, rmark);
+	ROW(test_has(rec, "t=aim9") && test_has(rec, "a-im: gzip"), "a-im did not go up to another host:\n%.1500s",
+	    red(rec));
+	free(rec);
+}
+
+/*
  * A SIGHUP reload applies to the next stream of an HTTP/2 tunnel: a
  * stream decides under the policy of its own start, never under the
  * decision the tunnel kept for its target under the policy it was opened
@@ -2856,6 +2900,9 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "an inject host's 206 (no range asked): 502; x-ms-range does not go up", test_partial);
 	test_add(s, "an inject host's answer in UTF-16 (a charset not ASCII's): 502; accept-charset does not go up",
 		 test_charset);
+	test_add(s, "RFC 3229 delta encoding: a-im does not go up to an inject host; its im: gzip answer is refused "
+		    "(502)",
+		 test_delta_encoding);
 	test_add(s, "injectIn: a header-only credential in a header, the query, DATA", test_inject_in);
 	test_add(s, "request DATA ending in a real value's prefix: held as any other bytes (oracle)",
 		 test_data_prefix_oracle);

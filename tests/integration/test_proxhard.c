@@ -293,6 +293,21 @@ static const char py_helper[] =
 	"            if not d: break\n"
 	"            h += d\n"
 	"        t = h.split(b' ')[1]\n"
+	"        if b'/aim' in t:\n"
+	"            # an RFC 3229 server (delta encoding): asked A-IM: gzip (or\n"
+	"            # /aim/always: unasked) it answers 226 IM Used, the echo of\n"
+	"            # the request's Authorization gzip'd; else 200, the echo plain\n"
+	"            import gzip, re\n"
+	"            head = h.partition(b'\\r\\n\\r\\n')[0]\n"
+	"            au = re.search(rb'(?i)\\r\\nauthorization: *([^\\r]*)', head)\n"
+	"            e = b'{\"authorization\": \"%s\"}' % (au.group(1) if au else b'')\n"
+	"            st = b'200 OK'\n"
+	"            if re.search(rb'(?i)\\r\\na-im: *gzip', head) or b'/aim/always' in t:\n"
+	"                e = gzip.compress(e); st = b'226 IM Used\\r\\nIM: gzip'\n"
+	"            c.sendall(b'HTTP/1.1 %s\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n'\n"
+	"                      b'Connection: close\\r\\n\\r\\n' % (st, len(e)) + e)\n"
+	"            c.close()\n"
+	"            return\n"
 	"        if b'/form' in t:\n"
 	"            # an ordinary form reader's echo (httpbin /anything): the\n"
 	"            # query, the cookies and a form body as parse_qs reads them\n"
@@ -1801,6 +1816,65 @@ static void test_charset_refused(void)
 	}
 }
 
+/*
+ * Round 44 of the attack: RFC 3229 delta encoding, a coding the client
+ * negotiates as it does a compression. `A-IM: gzip` went up to an inject
+ * host, and a server that implements it answered `226 IM Used` with
+ * `IM: gzip` and its echo of the injected Authorization gzip'd: no
+ * Content-Encoding, so the refusal of coded answers did not see it, and
+ * the re-masker cannot read through gzip; python's urllib (226 is a
+ * success) handed the body over and the client's gunzip gave the real
+ * value. Now A-IM does not go up to an inject host (the echo comes back
+ * plain, re-masked), an inject host's answer with any IM but identity is
+ * refused (502) as a coded one is, and another host's 226 passes.
+ */
+static void test_delta_encoding_refused(void)
+{
+	static const char py[] =
+		"import sys, gzip, urllib.request as u\n"
+		"o = u.build_opener(u.ProxyHandler({'http': sys.argv[1]}))\n"
+		"q = u.Request(sys.argv[2], headers={'A-IM': 'gzip', 'Authorization': 'Bearer ' + sys.argv[3]})\n"
+		"try:\n"
+		"    r = o.open(q, timeout=10); st = r.status; b = r.read()\n"
+		"except u.HTTPError as e:\n"
+		"    st = e.code; b = e.read()\n"
+		"if b[:2] == b'\\x1f\\x8b': b = gzip.decompress(b)\n"
+		"sys.stdout.write('status %d\\n%s\\n' % (st, b.decode('latin-1')))\n";
+	const char *colon = strrchr(raw_addr, ':');
+	struct marks m;
+
+	NEED_READY();
+	CU_ASSERT_FATAL(colon != NULL);
+	/* v: 0 an inject host asked A-IM: gzip (the client's own header);
+	 * 1 an inject host answering 226 IM: gzip unasked; 2 another host
+	 * (localhost, no value injected): its 226 passes */
+	for (int v = 0; v < 3; v++) {
+		char url[160], *out = NULL, *aud;
+		char *argv[] = {ENV_CLEAN, (char *)test_python(), "-c", (char *)py, px.url, url,
+				v == 2 ? "not-a-secret" : tok_sent, NULL};
+
+		snprintf(url, sizeof(url), "http://%s%s/%s", v == 2 ? "localhost" : "127.0.0.1", colon,
+			 v == 1 ? "aim/always" : "aim");
+		mark(&m);
+		CU_ASSERT(runv(&out, argv) == 0);
+		aud = audit_since(&m);
+		no_real_value_in(out, out != NULL ? strlen(out) : 0, "the A-IM client's output");
+		if (v == 0)
+			ROW(test_has(out, "status 200\n") && test_hasf(out, "Bearer %s", tok_sent),
+			    "A-IM went up to an inject host (a 226 came back) or its echo is not the sentinel: %.300s",
+			    test_nz(out));
+		else if (v == 1)
+			ROW(test_has(out, "status 502\n") && test_has(aud, "an RFC 3229 IM"),
+			    "an inject host's 226 IM: gzip was not refused: %.300s / %.300s", test_nz(out),
+			    test_nz(aud));
+		else
+			ROW(test_has(out, "status 226\n") && test_has(out, "Bearer not-a-secret"),
+			    "another host's 226 did not pass: %.300s", test_nz(out));
+		free(aud);
+		free(out);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* passavant run                                                        */
 /* ------------------------------------------------------------------ */
@@ -3126,6 +3200,9 @@ TEST_REGISTRAR(register_proxhard)
 		 test_partial_refused);
 	test_add(s, "8: an inject host's answer in UTF-16 (a charset not ASCII's): 502; Accept-Charset does not go up",
 		 test_charset_refused);
+	test_add(s, "8: RFC 3229 delta encoding: A-IM does not go up to an inject host; its 226 IM: gzip is refused "
+		    "(502)",
+		 test_delta_encoding_refused);
 	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
 	test_add(s, "method override: h1 fields refused where the rule does not allow the method",
 		 test_override_h1_header);
