@@ -85,7 +85,21 @@ const char *const env_code_opt_vars[] = {
 	 * adds (ppx=, pp=: commands run through the shell at every
 	 * compile; cc=, ccopt=, cclib=: the C compiler and its flags;
 	 * plugin=: loaded into the compiler; I=, H=: searched) */
-	"OCAMLPARAM", NULL,
+	"OCAMLPARAM",
+	/* Round 44: findlib's commands (OCAMLFIND_COMMANDS: "tool=program"
+	 * items, each program run in the tool's place by every ocamlfind)
+	 * and configuration file (findlib.conf: its ocamlc=, ocamlopt=
+	 * programs and the package path whose META files name the ppx
+	 * commands every build runs); the .NET SDK's muxer (DOTNET_HOST_PATH:
+	 * the dotnet MSBuild runs its tasks and tools with), the MSBuild it
+	 * runs (MSBUILD_EXE_PATH), and MSBuild's import files, read from
+	 * the environment as properties (every environment variable is one)
+	 * and imported into every build (their targets run) */
+	"OCAMLFIND_COMMANDS", "OCAMLFIND_CONF", "DOTNET_HOST_PATH", "MSBUILD_EXE_PATH",
+	"CustomBeforeMicrosoftCommonTargets", "CustomAfterMicrosoftCommonTargets",
+	"CustomBeforeMicrosoftCommonProps", "CustomAfterMicrosoftCommonProps",
+	"CustomBeforeMicrosoftCSharpTargets", "CustomAfterMicrosoftCSharpTargets",
+	"DirectoryBuildPropsPath", "DirectoryBuildTargetsPath", "DirectoryPackagesPropsPath", NULL,
 };
 
 /*
@@ -320,6 +334,29 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"DOTNET_SHARED_STORE", false},
 	{"NUGET_PACKAGES", true},
 	{"NUGET_PLUGIN_PATHS", false},
+	/* Round 44: OCaml's. findlib's package search path (each package's
+	 * META names the archives loaded and the ppx commands run at every
+	 * build) and the ld.conf naming the stub libraries' directories;
+	 * ocamlrun's stub directories (dll*.so loaded by every bytecode
+	 * program), the standard library, the toplevel's include path and
+	 * topfind's directory (#use "topfind" runs it). .NET's others: the
+	 * CLI directory the SDK resolver takes the SDK from, MSBuild's SDKs
+	 * and extension directories (their .props and .targets imported
+	 * into every build), the CLI's home (.dotnet/tools: global tools on
+	 * PATH) and where single-file apps extract the libraries they run */
+	{"OCAMLPATH", false},
+	{"OCAMLFIND_LDCONF", true},
+	{"CAML_LD_LIBRARY_PATH", false},
+	{"OCAMLLIB", true},
+	{"CAMLLIB", true},
+	{"OCAMLTOP_INCLUDE_PATH", false},
+	{"OCAML_TOPLEVEL_PATH", true},
+	{"DOTNET_MSBUILD_SDK_RESOLVER_CLI_DIR", true},
+	{"MSBuildSDKsPath", true},
+	{"MSBuildExtensionsPath", true},
+	{"MSBuildUserExtensionsPath", true},
+	{"DOTNET_CLI_HOME", true},
+	{"DOTNET_BUNDLE_EXTRACT_BASE_DIR", true},
 	{NULL, false},
 };
 

@@ -16,6 +16,7 @@
  *    file itself, the configuration directory, the audit log, the extra CA
  *    roots and the credential files in mode deny.
  */
+#include <errno.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +124,7 @@ static void resolve_paths(struct ldr *l, const struct policy_host *h)
  * allowRead names that exact path, and a write deny too; a write row is a
  * write deny.
  */
-static void fs_home_denies(struct ldr *l, const char *home)
+static void fs_home_denies(struct ldr *l, const struct policy_host *h, const char *home)
 {
 	struct policy *p = l->p;
 
@@ -138,6 +139,20 @@ static void fs_home_denies(struct ldr *l, const char *home)
 			ldr_error(l, (struct policy_mark){0, 0},
 				  "cannot add the mandatory deny \"%s/%s\": %s", home, m->path, err);
 			return;
+		}
+		/* Round 44: a row only where its first directory exists
+		 * (POLICY_MAND_WS_IF_DIR with HOME: ~/go/bin) */
+		if ((m->where & POLICY_MAND_WS_IF_DIR) && h != NULL && h->file_problem != NULL) {
+			size_t first = strlen(home) + 1 + strcspn(m->path, "/");
+			char *dir = strndup(abs, first);
+			const char *why = dir != NULL ? h->file_problem(dir) : NULL;
+			bool missing = why != NULL && strcmp(why, strerror(ENOENT)) == 0;
+
+			free(dir);
+			if (missing) {
+				free(abs);
+				continue;
+			}
 		}
 		if ((m->deny & POLICY_MAND_READ) && !ldr_strlist_has(&p->fs[FS_ALLOW_READ], abs))
 			fs_add(l, &p->fs[FS_DENY_READ], abs);
@@ -172,7 +187,7 @@ static void fs_other_home_denies(struct ldr *l, const char *home)
 	};
 	struct policy *p = l->p;
 
-	fs_home_denies(l, home);
+	fs_home_denies(l, NULL, home);
 	for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
 		char *abs = NULL;
 
@@ -295,9 +310,11 @@ static void fs_store_relocations(struct ldr *l, const struct policy_host *h)
 			name[k] = '\0';
 			list = item[1 + k] == ':';
 			sub[0] = '\0';
-			if (item[1 + k] == '/') {
-				memcpy(sub, item + 2 + k, n - 2 - k);
-				sub[n - 2 - k] = '\0';
+			/* "$NAME/sub", or round 44's "$NAME:/sub": sub under
+			 * each entry of the list */
+			if (item[1 + k + list] == '/') {
+				memcpy(sub, item + 2 + k + list, n - 2 - k - list);
+				sub[n - 2 - k - list] = '\0';
 			}
 			val = host_env(h, name);
 			for (const char *s = val; s != NULL;) {
@@ -766,14 +783,14 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 			  err);
 		return;
 	}
-	fs_home_denies(l, home);
+	fs_home_denies(l, h, home);
 	/* "~" follows $HOME, which is only an environment variable: run with
 	 * HOME=/somewhere/else, the real stores in the home directory of the
 	 * password database would be left open. Deny them there too. */
 	if (h->pw_home != NULL && h->pw_home[0] == '/') {
 		char *pwhome = ldr_path_resolve(h->pw_home, NULL, NULL, &err);
 		if (pwhome != NULL && strcmp(pwhome, home) != 0)
-			fs_home_denies(l, pwhome);
+			fs_home_denies(l, h, pwhome);
 		free(pwhome);
 	}
 	free(home);

@@ -46,7 +46,10 @@ static const char *const exec_vars[] = {"GIT_SSH",
 					"CARGO_HOST_LINKER",
 					/* round 43: the program erlexec runs as the
 					 * emulator of a detached node */
-					"CERL_DETACHED_PROG"};
+					"CERL_DETACHED_PROG",
+					/* round 44: the dotnet the .NET SDK and
+					 * MSBuild run tasks and tools with */
+					"DOTNET_HOST_PATH"};
 static const char *const shell_vars[] = {"GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR",
 					 "VISUAL", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EXTERNAL_DIFF",
 					 "GIT_PROXY_COMMAND", "SUDO_EDITOR", "SYSTEMD_EDITOR", "SYSTEMD_PAGER",
@@ -85,7 +88,17 @@ static const char *const file_vars[] = {"CMAKE_TOOLCHAIN_FILE",       "CORECLR_P
 					 * configuration (the GHC, the programs and
 					 * the package indexes every stack build
 					 * uses) */
-					"STACK_CONFIG", "STACK_GLOBAL_CONFIG"};
+					"STACK_CONFIG", "STACK_GLOBAL_CONFIG",
+					/* round 44: findlib's configuration (its
+					 * programs and package path), the MSBuild the
+					 * SDK runs, MSBuild's import files (environment
+					 * variables are its properties) */
+					"OCAMLFIND_CONF", "MSBUILD_EXE_PATH",
+					"CustomBeforeMicrosoftCommonTargets", "CustomAfterMicrosoftCommonTargets",
+					"CustomBeforeMicrosoftCommonProps", "CustomAfterMicrosoftCommonProps",
+					"CustomBeforeMicrosoftCSharpTargets", "CustomAfterMicrosoftCSharpTargets",
+					"DirectoryBuildPropsPath", "DirectoryBuildTargetsPath",
+					"DirectoryPackagesPropsPath"};
 /* A program and its arguments split on white space, as cargo reads a
  * runner, a credential provider or doc.browser (round 38: the value of
  * CARGO_TARGET_<triple>_RUNNER, CARGO_REGISTRIES_<name>_CREDENTIAL_PROVIDER,
@@ -165,10 +178,10 @@ struct words {
 	size_t n;
 };
 
-static int split_words(const char *val, const char *quotes, struct words *t)
+/* Room in t for the words of val (none yet). 0, or -1 (ENOMEM). */
+static int words_alloc(const char *val, struct words *t)
 {
 	size_t len = strlen(val);
-	char *w;
 
 	t->n = 0;
 	t->buf = malloc(len + 1);
@@ -179,6 +192,15 @@ static int split_words(const char *val, const char *quotes, struct words *t)
 		errno = ENOMEM;
 		return -1;
 	}
+	return 0;
+}
+
+static int split_words(const char *val, const char *quotes, struct words *t)
+{
+	char *w;
+
+	if (words_alloc(val, t) < 0)
+		return -1;
 	w = t->buf;
 	for (const char *s = val; *s != '\0';) {
 		char q = 0;
@@ -320,7 +342,9 @@ static int emit_file_url(const struct copt *c, const char *u)
  * node_modules; x, x.js, x.cjs, x.mjs, x.json, x.node are tried), and the
  * files read at start that load code (--openssl-config: an engine or a
  * provider; --snapshot-blob; round 41: --env-file, whose NODE_OPTIONS
- * node applies). Round 41: bun's (BUN_OPTIONS, read as these): its
+ * node applies; round 44: --experimental-config-file, whose nodeOptions
+ * node applies, and --experimental-default-config-file's
+ * node.config.json, and the module --test-global-setup runs). Round 41: bun's (BUN_OPTIONS, read as these): its
  * --preload modules and --config (round 42: and -c), the bunfig.toml
  * whose preload runs.
  * "--opt value", "--opt=value", "-rvalue".
@@ -331,9 +355,9 @@ static int code_literals(const struct copt *c, const char *code);
 static int node_opts(const struct copt *c, const struct words *t)
 {
 	static const char *const mods[] = {"--require", "-r", "--import", "--loader", "--experimental-loader",
-					   "--preload"};
+					   "--preload", "--test-global-setup"};
 	static const char *const files[] = {"--openssl-config", "--snapshot-blob", "--env-file",
-					    "--env-file-if-exists", "--config"};
+					    "--env-file-if-exists", "--config", "--experimental-config-file"};
 	static const char *const ext[] = {".js", ".cjs", ".mjs", ".json", ".node", NULL};
 	bool bun = strcmp(c->var, "BUN_OPTIONS") == 0;
 
@@ -383,6 +407,15 @@ static int node_opts(const struct copt *c, const struct words *t)
 					return r;
 				continue;
 			}
+		}
+		/* Round 44: node reads node.config.json of the working
+		 * directory (its nodeOptions: --import, --require) */
+		if (a == NULL && strcmp(s, "--experimental-default-config-file") == 0) {
+			int r = emit(c, "node.config.json", 16, true, NULL);
+
+			if (r != 0)
+				return r;
+			continue;
 		}
 		/* Round 43: node's (and bun's) --test-reporter loads a module
 		 * (but for node's own reporters) into every `node --test` */
@@ -771,7 +804,12 @@ static int py_cluster(const struct copt *c, const struct words *t, size_t *i, bo
  */
 static int interp_opt(const struct copt *c, const struct words *t, size_t *i, bool rb)
 {
-	static const char *const js_mod[] = {"--require", "-r", "--import", "--loader", "--experimental-loader"};
+	/* round 44: and the files node_opts() reads (--snapshot-blob's
+	 * start-up snapshot, --experimental-config-file's options, the
+	 * global setup module of `node --test`) */
+	static const char *const js_mod[] = {"--require", "-r", "--import", "--loader", "--experimental-loader",
+					     "--snapshot-blob", "--experimental-config-file", "--test-global-setup",
+					     "--env-file", "--env-file-if-exists", "--openssl-config", "--test-reporter"};
 	static const char *const js_arg[] = {"-C", "--conditions", "--title", "--input-type"};
 	static const char *const js_inline[] = {"-e", "--eval", "-p", "--print"};
 	const char *w = t->v[*i];
@@ -2059,18 +2097,10 @@ static int go_flags(const struct copt *c, const char *val)
  */
 static int erl_split(const char *val, struct words *t)
 {
-	size_t len = strlen(val);
 	char *w;
 
-	t->n = 0;
-	t->buf = malloc(len + 1);
-	t->v = malloc((len / 2 + 2) * sizeof(*t->v));
-	if (t->buf == NULL || t->v == NULL) {
-		free(t->buf);
-		free(t->v);
-		errno = ENOMEM;
+	if (words_alloc(val, t) < 0)
 		return -1;
-	}
 	w = t->buf;
 	for (const char *s = val; *s != '\0';) {
 		while (*s != '\0' && strchr(" \t\n\v\f\r", *s) != NULL)
@@ -2527,6 +2557,30 @@ static int ocaml_param(const struct copt *c, const char *val)
 	}
 }
 
+/*
+ * Round 44: findlib's OCAMLFIND_COMMANDS, "tool=program" items separated
+ * by white space (ocamlc=/w/cc ocamlopt=ocamlopt.opt): every ocamlfind
+ * runs the program in the tool's place, by path, a bare name from PATH
+ * (read as GIT_SSH's value).
+ */
+static int ocamlfind_commands(const struct copt *c, const char *val)
+{
+	struct words t;
+	int r = 0;
+
+	if (split_words(val, "", &t) < 0)
+		return -1;
+	for (size_t i = 0; i < t.n && r == 0; i++) {
+		const char *eq = strchr(t.v[i], '=');
+
+		if (eq != NULL && eq[1] != '\0')
+			r = command_opt(c, eq + 1, CMD_EXEC);
+	}
+	free(t.buf);
+	free(t.v);
+	return r;
+}
+
 /* The JVM's option variables: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
  * _JAVA_OPTIONS, and the launchers' JAVA_OPTS, MAVEN_OPTS, ... */
 static bool jvm_var(const char *as)
@@ -2565,6 +2619,8 @@ int policy_code_options_as(const char *var, const char *as, const char *val, pol
 		return erl_compiler_opts(&c, val);
 	if (strcmp(var, "OCAMLPARAM") == 0)
 		return ocaml_param(&c, val);
+	if (strcmp(var, "OCAMLFIND_COMMANDS") == 0)
+		return ocamlfind_commands(&c, val);
 	if (strncmp(var, "ERL_", 4) == 0 || strcmp(var, "ELIXIR_ERL_OPTIONS") == 0)
 		return erl_flags(&c, val);
 	/* Round 43: stack's project file, found by stack in the working

@@ -38,6 +38,7 @@
 #define E POLICY_MAND_WS_EXISTING
 #define P POLICY_MAND_WS_POINTER
 #define Z POLICY_MAND_SESSION
+#define T POLICY_MAND_HOME_DIR
 
 /*
  * The credential stores (SPEC §3.6), by category: unreadable, and
@@ -691,9 +692,7 @@ static const struct policy_mandatory mandatory[] = {
 	/* Round 43: the same family, the other tools' trees of programs
 	 * the host runs later from PATH or a shim, read-only also where a
 	 * policy hands the tool's home around them over (allowWrite
-	 * ["~/.local/share"], ["~/.bun"]; not ~/go/bin: its placeholder
-	 * would be ~/go, which a writable home must let the session make
-	 * and moves aside after it);
+	 * ["~/.local/share"], ["~/.bun"]; ~/go/bin since round 44, below);
 	 * corepack's cache is a runner's tree (the package manager it
 	 * downloaded runs as found): the session's own, as npx's. */
 	{".cache/node/corepack", W, H | Z, "corepack's package managers: the next pnpm or yarn runs what is there"},
@@ -703,15 +702,15 @@ static const struct policy_mandatory mandatory[] = {
 	{".bun/bin", W, H, "bun's global programs (on PATH)"},
 	{".bun/install/global", W, H, "bun's global packages (their programs are on PATH)"},
 	{".deno/bin", W, H, "deno install's programs (on PATH)"},
-	{".volta", W, H, "Volta's shims and tools (on PATH)"},
-	{".asdf", W, H, "asdf's shims, plugins (scripts) and tools (on PATH)"},
+	{".volta", W, H | T, "Volta's shims and tools (on PATH)"},
+	{".asdf", W, H | T, "asdf's shims, plugins (scripts) and tools (on PATH)"},
 	{".local/share/mise", W, H, "mise's shims, plugins (scripts) and tools (on PATH)"},
-	{".nvm", W, H, "nvm: nvm.sh is sourced by ~/.bashrc; its Node versions are on PATH"},
+	{".nvm", W, H | T, "nvm: nvm.sh is sourced by ~/.bashrc; its Node versions are on PATH"},
 	{".local/share/fnm", W, H, "fnm's Node versions (on PATH)"},
-	{".fnm", W, H, "fnm's Node versions (old place, on PATH)"},
+	{".fnm", W, H | T, "fnm's Node versions (old place, on PATH)"},
 	{".local/share/gem", W, H, "gem install --user-install's gems and programs (on PATH)"},
 	{".gem/ruby", W, H, "gem install --user-install's gems and programs (old place)"},
-	{".smartcd", W, H, "smartcd's scripts run on cd"},
+	{".smartcd", W, H | T, "smartcd's scripts run on cd"},
 	{".config/passavant", W, H, "where the policy lookup finds the next policy"},
 	{".config/direnv", W, H, "direnvrc runs at every prompt; direnv.toml can trust any .envrc"},
 	{".direnvrc", W, H, "direnv: runs at every prompt"},
@@ -724,10 +723,10 @@ static const struct policy_mandatory mandatory[] = {
 	{".gvimrc", W, H | S, "gvim start-up (runs commands); a project's is read with 'exrc'"},
 	{"_vimrc", W, S, "vim (exrc) start-up, other spelling"},
 	{"_exrc", W, S, "vi and vim (exrc) start-up, other spelling"},
-	{".vim", W, H, "vim plugins and start-up"},
+	{".vim", W, H | T, "vim plugins and start-up"},
 	{".config/nvim", W, H, "neovim start-up and plugins"},
 	{".emacs", W, H, "emacs start-up (Lisp)"},
-	{".emacs.d", W, H, "emacs start-up (Lisp)"},
+	{".emacs.d", W, H | T, "emacs start-up (Lisp)"},
 	{".config/emacs", W, H, "emacs start-up (Lisp, XDG)"},
 	{".tmux.conf", W, H, "tmux: run-shell, if-shell"},
 	{".config/tmux", W, H, "tmux: run-shell, if-shell (XDG)"},
@@ -738,11 +737,16 @@ static const struct policy_mandatory mandatory[] = {
 	{"bin", W, H, "~/.profile adds it to PATH once it exists"},
 	{".local/bin", W, H, "~/.profile adds it to PATH once it exists"},
 	{".cargo/bin", W, H, "rustup puts it on PATH"},
+	/* Round 44: go install's programs, on PATH by the usual setup;
+	 * only where ~/go exists (D): its placeholder would be ~/go, which
+	 * go must make in a writable home (a new ~/go is moved aside after
+	 * the run, ~/go/bin with it) */
+	{"go/bin", W, H | D, "go install's programs (on PATH)"},
 	{".cargo/env", W, H, "sourced by ~/.profile and ~/.bashrc (rustup)"},
 	{".cargo/env.fish", W, H, "sourced by fish (rustup)"},
-	{".bashrc.d", W, H, "sourced by the usual .bashrc"},
-	{".oh-my-zsh", W, H, "oh-my-zsh: custom plugins and themes run in every zsh"},
-	{".zsh", W, H, "zsh plugins and functions"},
+	{".bashrc.d", W, H | T, "sourced by the usual .bashrc"},
+	{".oh-my-zsh", W, H | T, "oh-my-zsh: custom plugins and themes run in every zsh"},
+	{".zsh", W, H | T, "zsh plugins and functions"},
 	{".config/zsh", W, H, "zsh start-up (ZDOTDIR)"},
 	/* Editors. */
 	{".exrc", W, H | S, "vi and neovim (exrc) start-up"},
@@ -751,7 +755,7 @@ static const struct policy_mandatory mandatory[] = {
 	{".local/share/nvim/site", W, H, "neovim plugins loaded at start"},
 	{".emacs.el", W, H, "emacs start-up (Lisp)"},
 	{".spacemacs", W, H, "emacs start-up (Lisp)"},
-	{".doom.d", W, H, "emacs start-up (Lisp)"},
+	{".doom.d", W, H | T, "emacs start-up (Lisp)"},
 	{".config/doom", W, H, "emacs start-up (Lisp)"},
 	{".config/VSCodium/User", W, H, "VSCodium user settings and tasks"},
 	{".config/Windsurf/User", W, H, "Windsurf user settings and tasks"},
@@ -764,8 +768,8 @@ static const struct policy_mandatory mandatory[] = {
 	{".config/jj", W, H, "Jujutsu user config and per-repository configs: aliases, pager, diff tools"},
 	{".jjconfig.toml", W, H, "Jujutsu user config: aliases, pager, diff tools"},
 	/* Language and tool start-up. */
-	{".ipython", W, H, "IPython start-up scripts and config"},
-	{".jupyter", W, H, "Jupyter config (Python)"},
+	{".ipython", W, H | T, "IPython start-up scripts and config"},
+	{".jupyter", W, H | T, "Jupyter config (Python)"},
 	{".pythonrc.py", W, H, "python start-up"},
 	{".pythonrc", W, H, "python start-up"},
 	{".Rprofile", W, H | S, "R start-up (a project's replaces the home one)"},
@@ -1077,6 +1081,7 @@ static const struct policy_mandatory mandatory[] = {
 #undef E
 #undef P
 #undef Z
+#undef T
 
 /* Contract in policy.h: the stores first, then the write-only rows. */
 size_t policy_mandatory_count(void)
@@ -1120,6 +1125,9 @@ static const struct {
 	{".nvm", "$NVM_DIR"},
 	{".local/share/fnm", "$FNM_DIR"},
 	{".local/share/gem", "$GEM_HOME"},
+	/* Round 44: go install's directory, GOBIN, else each GOPATH
+	 * entry's bin/ */
+	{"go/bin", "$GOBIN $GOPATH:/bin"},
 };
 
 /* Contract in policy.h. */
@@ -2335,7 +2343,8 @@ void policy_print_mandatory(const policy_t *p, FILE *out)
 	      "#    directory, a PATH directory or an allowed path lies in it. \"also at\":\n"
 	      "#    a store is denied too where these variables of the environment `run`\n"
 	      "#    starts in put it (\"$X\" the path X names, \"$X/f\" f in the directory\n"
-	      "#    X names, \"$X:\" each entry of the colon list X), absolute values only.\n"
+	      "#    X names, \"$X:\" each entry of the colon list X, \"$X:/f\" f in each),\n"
+	      "#    absolute values only.\n"
 	      "#    A credential store named by an allowRead entry stays readable; a store\n"
 	      "#    missing from this list is one denyRead entry in the policy.)\n",
 	      out);

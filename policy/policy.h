@@ -507,6 +507,9 @@ enum { POLICY_MAND_HOME = 1u << 0, POLICY_MAND_WORKSPACE = 1u << 1, POLICY_MAND_
  * project's own files there (.config/nextest.toml) could not be
  * written; a row created in the session is moved aside after it
  * instead (`run`'s post-run check). */
+/* Round 44: with HOME the same: a row under the home only where its first
+ * directory exists there (go/bin: ~/go, which go makes in a writable home
+ * and `run`'s post-run check moves aside when new). */
 enum { POLICY_MAND_WS_IF_DIR = 1u << 3 };
 /* With WORKSPACE: covered only where it exists, never by a placeholder,
  * because an empty file there is itself read (an empty readline.py hides
@@ -525,6 +528,11 @@ enum { POLICY_MAND_WS_POINTER = 1u << 5 };
  * the session (a tmpfs, sandbox.h scratch): the runner works inside, and
  * the host's tree stays read-only and as it was (round 43). */
 enum { POLICY_MAND_SESSION = 1u << 6 };
+/* Round 44: with HOME, a write row without a '/' that is a tool's
+ * directory (~/.nvm, ~/.volta), made at the tool's first use: where a
+ * writable home lacks it, `run` names its placeholder at the start (a row
+ * with a '/' names its first directory so already). */
+enum { POLICY_MAND_HOME_DIR = 1u << 7 };
 
 struct policy_mandatory {
 	const char *path;  /* relative, e.g. ".ssh", ".config/git", ".vscode" */

@@ -634,11 +634,122 @@ static int npmrc_caches_of(struct run_plan *pl, const struct plan_host *h, const
 	return rc;
 }
 
+/*
+ * Round 44: the same trees where the variables and pnpm's workspace file
+ * move them. COREPACK_HOME named elsewhere than ~/.cache/node/corepack
+ * (policy_mandatory_session() matches the last component: "corepack"),
+ * and GOCACHE, go's build cache (go links the objects it finds under an
+ * action's hash without checking them again), are the session's own
+ * directory where a writable tree holds them: corepack and go build work
+ * in the session, the host's stay as they were. pnpm-workspace.yaml's
+ * cacheDir (its dlx/, as an npmrc's cache-dir=) and storeDir (a write
+ * deny, as $npm_config_store_dir's), in the working directory and each
+ * one above it; "~/" is the home, a relative value the file's directory.
+ * Values as npmrc_normalize() leaves them. 0, or -1 (ENOMEM).
+ */
+static int session_tree(struct run_plan *pl, const char *dir, size_t n, const char *sub, bool scratch)
+{
+	char path[PATH_MAX];
+
+	if (n == 0 || dir[0] != '/' ||
+	    snprintf(path, sizeof(path), "%.*s%s%s", (int)n, dir, sub != NULL ? "/" : "", sub != NULL ? sub : "") >=
+		    (int)sizeof(path))
+		return 0;
+	npmrc_normalize(path);
+	if (strcmp(path, "/") == 0)
+		return 0;
+	if (strv_add_unique(&pl->protect, path) < 0 || (scratch && strv_add_unique(&pl->scratch, path) < 0))
+		return -1;
+	return 0;
+}
+
+static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, const char *dir)
+{
+	char path[PATH_MAX], val[PATH_MAX];
+	size_t len = 0;
+	char *text;
+	int rc = 0;
+
+	if (snprintf(path, sizeof(path), "%s/pnpm-workspace.yaml", strcmp(dir, "/") == 0 ? "" : dir) >=
+	    (int)sizeof(path))
+		return 0;
+	text = fileio_read(path, 1u << 20, 0, &len, NULL);
+	if (text == NULL)
+		return 0;
+	for (char *line = text; rc == 0 && line != NULL && *line != '\0';) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line), k, v;
+		bool cache = n > 9 && strncmp(line, "cacheDir:", 9) == 0;
+		bool store = n > 9 && strncmp(line, "storeDir:", 9) == 0;
+
+		if (cache || store) {
+			for (k = 9; k < n && (line[k] == ' ' || line[k] == '\t'); k++)
+				;
+			v = k;
+			if (k < n && (line[k] == '"' || line[k] == '\'')) {
+				const char *q = memchr(line + k + 1, line[k], n - k - 1);
+
+				v = k + 1;
+				n = q != NULL ? (size_t)(q - line) : v;
+			} else {
+				for (size_t e = k; e < n; e++)
+					if (line[e] == '#' && (line[e - 1] == ' ' || line[e - 1] == '\t')) {
+						n = e;
+						break;
+					}
+				while (n > v && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+					n--;
+			}
+			if (n > v && line[v] == '~' && (n == v + 1 || line[v + 1] == '/') && h->home != NULL)
+				k = (size_t)snprintf(val, sizeof(val), "%s%.*s", h->home, (int)(n - v - 1), line + v + 1);
+			else if (n > v && line[v] != '/')
+				k = (size_t)snprintf(val, sizeof(val), "%s/%.*s", dir, (int)(n - v), line + v);
+			else
+				k = (size_t)snprintf(val, sizeof(val), "%.*s", (int)(n - v), line + v);
+			if (n > v && k < sizeof(val))
+				rc = session_tree(pl, val, strlen(val), cache ? "dlx" : NULL, cache);
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	free(text);
+	return rc;
+}
+
+static int plan_session_homes(struct run_plan *pl, const struct plan_host *h)
+{
+	static const char *const vars[] = {"COREPACK_HOME", "GOCACHE"};
+	char dir[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_LEN(vars); i++) {
+		const char *v = host_env_get(h, vars[i]);
+
+		if (v != NULL && session_tree(pl, v, strlen(v), NULL, true) < 0)
+			return -1;
+	}
+	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
+		return 0;
+	strcpy(dir, h->cwd);
+	npmrc_normalize(dir);
+	for (unsigned depth = 0; depth < 128; depth++) {
+		char *slash;
+
+		if (pnpm_workspace_of(pl, h, dir) < 0)
+			return -1;
+		slash = strrchr(dir, '/');
+		if (slash == NULL || strcmp(dir, "/") == 0)
+			break;
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	return 0;
+}
+
 static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
 {
 	const char *user = host_env_get(h, "npm_config_userconfig"), *homes[2] = {h->home, h->pw_home};
 	char path[PATH_MAX], dir[PATH_MAX];
 
+	if (plan_session_homes(pl, h) < 0)
+		return -1;
 	if (user == NULL)
 		user = host_env_get(h, "NPM_CONFIG_USERCONFIG");
 	if (user != NULL && user[0] == '/' && npmrc_caches_of(pl, h, user) < 0)
@@ -1282,6 +1393,71 @@ static int print_home_notice(const char *home, struct strv *plain)
 }
 
 /*
+ * Round 44: a writable home's read-only placeholders. A write row of the
+ * table (policy/mandatory.c) whose place is missing gets an empty
+ * placeholder at its first missing component, read-only in the session,
+ * so that nothing the host runs later can be made there; a tool that
+ * makes its home at its first use (~/.bun, ~/.nvm, ~/.volta) then failed
+ * with a bare "Read-only file system". One line names each such
+ * directory of the home (a row's first directory, or a row that is a
+ * tool's directory: POLICY_MAND_HOME_DIR) and the way to allow it. 0, or
+ * -1 after logging (out of memory).
+ */
+static int print_placeholder_notice(const char *home)
+{
+	struct strv names = {0};
+	char *list = NULL;
+	size_t llen = 0;
+	FILE *f;
+	int rc = 0;
+
+	for (size_t i = 0; i < policy_mandatory_count() && rc == 0; i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		size_t n = strcspn(m->path, "/");
+		char path[PATH_MAX], name[PATH_MAX];
+		struct stat st;
+
+		if (!(m->where & POLICY_MAND_HOME) || m->deny != POLICY_MAND_WRITE ||
+		    (m->path[n] != '/' && !(m->where & POLICY_MAND_HOME_DIR)) ||
+		    memchr(m->path, '*', n) != NULL || n >= sizeof(name))
+			continue;
+		memcpy(name, m->path, n);
+		name[n] = '\0';
+		if (snprintf(path, sizeof(path), "%s/%s", home, name) >= (int)sizeof(path) ||
+		    lstat(path, &st) == 0 || errno != ENOENT)
+			continue;
+		/* go/bin (POLICY_MAND_WS_IF_DIR): no placeholder without ~/go */
+		if (m->where & POLICY_MAND_WS_IF_DIR)
+			continue;
+		rc = strv_add_unique(&names, name);
+	}
+	if (rc < 0 || names.n == 0)
+		goto out;
+	qsort(names.v, names.n, sizeof(*names.v), name_cmp);
+	if ((f = open_memstream(&list, &llen)) == NULL) {
+		log_warn("run: the notice of the home's placeholders");
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < names.n; i++)
+		fprintf(f, "%s~/%s", i ? ", " : "", names.v[i]);
+	if (notice_close(f, &list, "the notice of the home's placeholders") < 0) {
+		rc = -1;
+		goto out;
+	}
+	fprintf(stderr,
+		"passavant: the home directory %s is writable, but these tools' directories it does not have "
+		"are read-only placeholders in the sandbox, as the host runs code from them later: %s (a tool "
+		"making one fails with \"Read-only file system\"; to let it, create the directory on the host "
+		"(mkdir %s/%s) and name it in filesystem.allowWrite: the places of code in it stay read-only)\n",
+		home, list, home, names.v[0]);
+out:
+	free(list);
+	strv_free(&names);
+	return rc;
+}
+
+/*
  * Round 31 of the attack: a home that no writable tree holds, whose dot
  * entries are symbolic links into one (stow: ~/.lesskey ->
  * dotfiles/less/.lesskey, ~/.config/kitty -> ../dotfiles/kitty/...,
@@ -1685,6 +1861,8 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 			rc = protect_home_entries(sv, cover, &awr, real, &plain, 0);
 			if (rc == 0 && !quiet)
 				rc = print_home_notice(real, &plain);
+			if (rc == 0 && !quiet)
+				rc = print_placeholder_notice(real);
 			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));
 		} else {
@@ -2721,6 +2899,21 @@ static int print_code_homes_notice(struct run_plan *pl, const struct plan_host *
 		if (eq != NULL && env_startup_family(kv, (size_t)(eq - kv), &one) &&
 		    code_home_one(&found, &pl->allow_write, kv, (size_t)(eq - kv), eq + 1, !one) < 0)
 			goto out;
+	}
+	/* round 44: a home that is the session's own (GOCACHE:
+	 * plan_session_homes()) is writable there */
+	for (size_t i = found.n; i-- > 0;) {
+		char p[PATH_MAX];
+
+		if (snprintf(p, sizeof(p), "%s", strchr(found.v[i], '=') + 1) >= (int)sizeof(p))
+			continue;
+		npmrc_normalize(p);
+		if (strv_has(&pl->scratch, p)) {
+			free(found.v[i]);
+			/* the NULL after the last one too */
+			memmove(&found.v[i], &found.v[i + 1], (found.n - i) * sizeof(*found.v));
+			found.n--;
+		}
 	}
 	rc = 0;
 	if (found.n == 0)

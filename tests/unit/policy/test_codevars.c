@@ -40,6 +40,26 @@ static int name_of(void *arg, const char *var, const char *path, bool loaded)
 	return 0;
 }
 
+/* The entry env_list_entry() reads in val, var's value (NULL: none). */
+static const char *entry_of(const char *var, const char *val)
+{
+	static char buf[256];
+	const char *e = val;
+	size_t len = strlen(val);
+
+	if (!env_list_entry(var, strlen(var), &e, &len))
+		return NULL;
+	(void)snprintf(buf, sizeof(buf), "%.*s", (int)len, e);
+	return buf;
+}
+
+static bool entry_is(const char *var, const char *val, const char *want)
+{
+	const char *got_entry = entry_of(var, val);
+
+	return got_entry != NULL && strcmp(got_entry, want) == 0;
+}
+
 /* Each row's variable, value and the walk's paths as collect() writes them. */
 static void check_rows(const char *const (*rows)[3], size_t n)
 {
@@ -677,8 +697,6 @@ static void test_families_r41(void)
 		{"BUN_OPTIONS", "--smol --silent", ""},
 		{"NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps", ""},
 	};
-	const char *e;
-	size_t len;
 
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 	CU_ASSERT(env_code_var_known("TEXMFHOME", 9));
@@ -687,15 +705,9 @@ static void test_families_r41(void)
 	CU_ASSERT(env_code_var_known("BUN_RUNTIME_TRANSPILER_CACHE_PATH", 33));
 	CU_ASSERT(strcmp(env_list_seps("Yarn_Plugins", 12), ":;") == 0);
 	CU_ASSERT(strcmp(env_list_seps("GOPATH", 6), ":") == 0);
-	e = "!!/w/texmf//";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("TEXMFHOME", 9, &e, &len) && len == 8 && strncmp(e, "/w/texmf", len) == 0);
-	e = "$HOME/texmf";
-	len = strlen(e);
-	CU_ASSERT(!env_list_entry("TEXMFHOME", 9, &e, &len));
-	e = "/w/x//";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("GOPATH", 6, &e, &len) && len == 6);
+	CU_ASSERT(entry_is("TEXMFHOME", "!!/w/texmf//", "/w/texmf"));
+	CU_ASSERT(entry_of("TEXMFHOME", "$HOME/texmf") == NULL);
+	CU_ASSERT(entry_is("GOPATH", "/w/x//", "/w/x//"));
 }
 
 /*
@@ -751,8 +763,6 @@ static void test_families_r42(void)
 		{"GHC_ENVIRONMENT", "-", ""},
 		{"NODE_OPTIONS", "-c", ""},
 	};
-	const char *e;
-	size_t len;
 
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 	CU_ASSERT(env_code_var_known("ERL_FLAGS", 9));
@@ -767,29 +777,18 @@ static void test_families_r42(void)
 	CU_ASSERT(env_code_var_known("MAKEFILES", 9));
 	CU_ASSERT(env_code_var_known("GHC_ENVIRONMENT", 15));
 	CU_ASSERT(strcmp(env_list_seps("MAKEFILES", 9), " \t\n") == 0);
-	e = "/w//texmf";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("TEXMFHOME", 9, &e, &len) && len == 2 && strncmp(e, "/w", len) == 0);
-	e = "!!//x";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("TEXMF", 5, &e, &len) && len == 1 && e[0] == '/');
-	e = "nixpkgs=/w/nixpkgs";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == 10 && strncmp(e, "/w/nixpkgs", len) == 0);
-	e = "nixpkgs=channel:nixos-24.05";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == 0);
-	e = "nixpkgs=https://x/y.tar.gz";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == 0);
+	CU_ASSERT(entry_is("TEXMFHOME", "/w//texmf", "/w"));
+	CU_ASSERT(entry_is("TEXMF", "!!//x", "/"));
+	CU_ASSERT(entry_is("NIX_PATH", "nixpkgs=/w/nixpkgs", "/w/nixpkgs"));
+	CU_ASSERT(entry_is("NIX_PATH", "nixpkgs=channel:nixos-24.05", ""));
+	CU_ASSERT(entry_is("NIX_PATH", "nixpkgs=https://x/y.tar.gz", ""));
 	CU_ASSERT(env_list_len("NIX_PATH", 8, "nixpkgs=channel:nixos-24.05:/b") == 27);
 	CU_ASSERT(env_list_len("NIX_PATH", 8, "n=https://x/y.tar.gz:/b") == 20);
 	CU_ASSERT(env_list_len("NIX_PATH", 8, "flake:nixpkgs") == 13);
 	CU_ASSERT(env_list_len("NIX_PATH", 8, "/a:/b") == 2);
 	CU_ASSERT(env_list_len("MAKEFILES", 9, "/a.mk /b.mk") == 5);
-	e = "/nix/var/nix/profiles/per-user/root/channels";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("NIX_PATH", 8, &e, &len) && len == strlen(e));
+	CU_ASSERT(entry_is("NIX_PATH", "/nix/var/nix/profiles/per-user/root/channels",
+			   "/nix/var/nix/profiles/per-user/root/channels"));
 }
 
 /*
@@ -866,8 +865,6 @@ static void test_families_r43(void)
 		/* node's -p and -e are not allowed in NODE_OPTIONS: not read */
 		{"NODE_OPTIONS", "-e require('./x')", ""},
 	};
-	const char *e;
-	size_t len;
 
 	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
 	CU_ASSERT(env_code_var_as("ERL_OTP27_FLAGS", 15) != NULL);
@@ -883,21 +880,11 @@ static void test_families_r43(void)
 	CU_ASSERT(env_code_var_known("PLTCOMPILEDROOTS", 16));
 	CU_ASSERT(env_code_var_known("PLTCONFIGDIR", 12));
 	CU_ASSERT(env_code_var_known("ERL_ROOTDIR", 11));
-	e = "same";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
-	e = "compiled/@(version)";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
-	e = "/w/zo/@(version)";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 5 && strncmp(e, "/w/zo", len) == 0);
-	e = "../../zo";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 8);
-	e = "a..b";
-	len = strlen(e);
-	CU_ASSERT(env_list_entry("PLTCOMPILEDROOTS", 16, &e, &len) && len == 0);
+	CU_ASSERT(entry_is("PLTCOMPILEDROOTS", "same", ""));
+	CU_ASSERT(entry_is("PLTCOMPILEDROOTS", "compiled/@(version)", ""));
+	CU_ASSERT(entry_is("PLTCOMPILEDROOTS", "/w/zo/@(version)", "/w/zo"));
+	CU_ASSERT(entry_is("PLTCOMPILEDROOTS", "../../zo", "../../zo"));
+	CU_ASSERT(entry_is("PLTCOMPILEDROOTS", "a..b", ""));
 }
 
 /*
@@ -961,6 +948,61 @@ static void test_review_r43(void)
 	CU_ASSERT(env_list_len("NUGET_PLUGIN_PATHS", 18, "/a/p.dll;/b") == 8);
 }
 
+/*
+ * Round 44: the variables and options that name code, left by round 43:
+ * findlib's commands and configuration and its siblings (OCAMLPATH, the
+ * stub and standard library directories, the toplevel's paths), the
+ * .NET SDK's muxer and MSBuild's files and directories, node's
+ * --experimental-config-file, --experimental-default-config-file,
+ * --test-global-setup (also on a node command line, as --snapshot-blob).
+ * ERL_COMPILER_OPTIONS_APPEND is no variable OTP reads (compile.erl
+ * reads ERL_COMPILER_OPTIONS alone): not known.
+ */
+static void test_families_r44(void)
+{
+	static const char *const rows[][3] = {
+		{"OCAMLFIND_COMMANDS", "ocamlc=/w/occ ocamlopt=ocamlopt.opt ocamldep=./dep", "L:/w/occ L:./dep"},
+		{"OCAMLFIND_CONF", "/w/findlib.conf", "L:/w/findlib.conf"},
+		{"DOTNET_HOST_PATH", "/w/dotnet", "L:/w/dotnet"},
+		{"MSBUILD_EXE_PATH", "/w/MSBuild.dll", "L:/w/MSBuild.dll"},
+		{"CustomBeforeMicrosoftCommonTargets", "/w/b.targets", "L:/w/b.targets"},
+		{"DirectoryBuildPropsPath", "/w/D.props", "L:/w/D.props"},
+		{"NODE_OPTIONS", "--experimental-config-file=/w/n.json --test-global-setup ./g.mjs",
+		 "L:/w/n.json L:./g.mjs"},
+		{"NODE_OPTIONS", "--experimental-config-file ./n.json --test-global-setup=/w/g", "L:./n.json L:/w/g "
+		 "L:/w/g.js L:/w/g.cjs L:/w/g.mjs L:/w/g.json L:/w/g.node"},
+		{"NODE_OPTIONS", "--experimental-default-config-file", "L:node.config.json"},
+		{"EDITOR", "node --snapshot-blob /w/s.blob ./ed.js", "L:/w/s.blob L:./ed.js"},
+		{"EDITOR", "node --experimental-config-file /w/n.json --test-global-setup=/w/g.mjs ./ed.js",
+		 "L:/w/n.json L:/w/g.mjs L:./ed.js"},
+		/* what developers set */
+		{"OCAMLFIND_COMMANDS", "ocamlc=ocamlc.opt ocamlopt=ocamlopt.opt", ""},
+		{"DOTNET_HOST_PATH", "dotnet", ""},
+		{"NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps", ""},
+	};
+
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+	CU_ASSERT(env_code_var_known("OCAMLFIND_COMMANDS", 18));
+	CU_ASSERT(env_code_var_known("OCAMLFIND_CONF", 14));
+	CU_ASSERT(env_code_var_known("OCAMLFIND_LDCONF", 16));
+	CU_ASSERT(env_code_var_known("OCAMLPATH", 9));
+	CU_ASSERT(env_code_var_known("CAML_LD_LIBRARY_PATH", 20));
+	CU_ASSERT(env_code_var_known("OCAMLLIB", 8));
+	CU_ASSERT(env_code_var_known("CAMLLIB", 7));
+	CU_ASSERT(env_code_var_known("OCAMLTOP_INCLUDE_PATH", 21));
+	CU_ASSERT(env_code_var_known("OCAML_TOPLEVEL_PATH", 19));
+	CU_ASSERT(env_code_var_known("DOTNET_HOST_PATH", 16));
+	CU_ASSERT(env_code_var_known("DOTNET_MSBUILD_SDK_RESOLVER_CLI_DIR", 35));
+	CU_ASSERT(env_code_var_known("MSBuildSDKsPath", 15));
+	CU_ASSERT(env_code_var_known("MSBuildExtensionsPath", 21));
+	CU_ASSERT(env_code_var_known("DOTNET_CLI_HOME", 15));
+	CU_ASSERT(env_code_var_known("DOTNET_BUNDLE_EXTRACT_BASE_DIR", 30));
+	CU_ASSERT(env_code_var_known("CustomAfterMicrosoftCSharpTargets", 33));
+	CU_ASSERT(!env_code_var_known("ERL_COMPILER_OPTIONS_APPEND", 27));
+	CU_ASSERT(strcmp(env_list_seps("OCAMLPATH", 9), ":") == 0);
+	CU_ASSERT(entry_is("OCAMLTOP_INCLUDE_PATH", "/w/top", "/w/top"));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -1002,4 +1044,8 @@ TEST_REGISTRAR(policy_codevars_register)
 		    "read refused; --test-reporter=dots; OCAMLPARAM's commands, flags, plugins, directories; "
 		    ".NET's and NuGet's places",
 		 test_review_r43);
+	test_add(s, "round 44: findlib's commands and places, OCaml's library paths, the .NET SDK's muxer and MSBuild's "
+		    "files, node's --experimental-config-file and --test-global-setup (also on node's command line); "
+		    "ERL_COMPILER_OPTIONS_APPEND not known",
+		 test_families_r44);
 }

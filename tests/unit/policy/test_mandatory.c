@@ -45,8 +45,12 @@ static void test_table_shape(void)
 			     (strchr(strchr(m->path, '*') + 1, '*') == NULL &&
 			      (strrchr(m->path, '/') == NULL || strrchr(m->path, '/') < strchr(m->path, '*')) &&
 			      (m->where & ~POLICY_MAND_WS_IF_DIR) == POLICY_MAND_WORKSPACE)) &&
+			    /* round 44: IF_DIR with HOME too (go/bin) */
 			    (!(m->where & POLICY_MAND_WS_IF_DIR) ||
-			     ((m->where & POLICY_MAND_WORKSPACE) && strchr(m->path, '/') != NULL)) &&
+			     ((m->where & (POLICY_MAND_WORKSPACE | POLICY_MAND_HOME)) && strchr(m->path, '/') != NULL)) &&
+			    /* round 44: a tool's directory: a HOME row without a '/' */
+			    (!(m->where & POLICY_MAND_HOME_DIR) ||
+			     ((m->where & POLICY_MAND_HOME) && strchr(m->path, '/') == NULL)) &&
 			    /* EXISTING: a workspace row only (HOME rows get
 			     * placeholders), not a pattern (which is). */
 			    (!(m->where & POLICY_MAND_WS_EXISTING) ||
@@ -71,7 +75,7 @@ static void test_table_shape(void)
 }
 
 /* The relocation variables of the home rows (the stores, npx's and pnpm
- * dlx's trees), each item "$NAME", "$NAME:" or "$NAME/sub" with a NAME of at most
+ * dlx's trees), each item "$NAME", "$NAME:", "$NAME/sub" or "$NAME:/sub" with a NAME of at most
  * 63 bytes and a sub of at most 127 (bind.c's buffers). */
 static void test_table_env(void)
 {
@@ -90,13 +94,17 @@ static void test_table_env(void)
 				    /* round 43: the trees of programs on PATH */
 				    strstr(".cache/node/corepack .local/share/uv/tools .local/pipx .bun/bin "
 					   ".bun/install/global .deno/bin .volta .asdf .local/share/mise .nvm "
-					   ".local/share/fnm .local/share/gem",
+					   ".local/share/fnm .local/share/gem "
+					   /* round 44 */
+					   "go/bin",
 					   m->path) != NULL,
 			    "write row %s has variables", m->path);
 		for (const char *s = env; *s != '\0';) {
 			size_t n = strcspn(s, " "), k = strcspn(s + 1, "/: ");
+			/* round 44: "$NAME:/sub", sub under each entry */
 			ROW(s[0] == '$' && k > 0 && k < 64 && n - 1 - k < 128 &&
-				    (s[1 + k] != ':' || n == k + 2) && (s[1 + k] != '/' || n > k + 2),
+				    (s[1 + k] != ':' || n == k + 2 || (s[2 + k] == '/' && n > k + 3)) &&
+				    (s[1 + k] != '/' || n > k + 2),
 			    "row %s: bad item \"%.*s\"", m ? m->path : "?", (int)n, s);
 			s += n;
 			if (*s == ' ')
