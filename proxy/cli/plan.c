@@ -634,6 +634,40 @@ static int npmrc_caches_of(struct run_plan *pl, const struct plan_host *h, const
 	return rc;
 }
 
+/* fn on the working directory and each directory above it (npm reads
+ * the project's .npmrc at its root, pnpm its pnpm-workspace.yaml).
+ * 0, or -1 when fn fails. */
+static int each_dir_up(struct run_plan *pl, const struct plan_host *h,
+		       int (*fn)(struct run_plan *, const struct plan_host *, const char *))
+{
+	char dir[PATH_MAX];
+
+	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
+		return 0;
+	strcpy(dir, h->cwd);
+	for (unsigned depth = 0; depth < 128; depth++) {
+		char *slash;
+
+		if (fn(pl, h, dir) < 0)
+			return -1;
+		slash = strrchr(dir, '/');
+		if (slash == NULL || strcmp(dir, "/") == 0)
+			break;
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	return 0;
+}
+
+/* The .npmrc of dir (each_dir_up()'s fn). */
+static int npmrc_in_dir(struct run_plan *pl, const struct plan_host *h, const char *dir)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/.npmrc", strcmp(dir, "/") == 0 ? "" : dir) >= (int)sizeof(path))
+		return 0;
+	return npmrc_caches_of(pl, h, path);
+}
+
 /*
  * Round 44: the same trees where the variables and pnpm's workspace file
  * move them. COREPACK_HOME named elsewhere than ~/.cache/node/corepack
@@ -718,7 +752,6 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 static int plan_session_homes(struct run_plan *pl, const struct plan_host *h)
 {
 	static const char *const vars[] = {"COREPACK_HOME", "GOCACHE"};
-	char dir[PATH_MAX];
 
 	for (size_t i = 0; i < ARRAY_LEN(vars); i++) {
 		const char *v = host_env_get(h, vars[i]);
@@ -726,27 +759,13 @@ static int plan_session_homes(struct run_plan *pl, const struct plan_host *h)
 		if (v != NULL && session_tree(pl, v, strlen(v), NULL, true) < 0)
 			return -1;
 	}
-	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
-		return 0;
-	strcpy(dir, h->cwd);
-	npmrc_normalize(dir);
-	for (unsigned depth = 0; depth < 128; depth++) {
-		char *slash;
-
-		if (pnpm_workspace_of(pl, h, dir) < 0)
-			return -1;
-		slash = strrchr(dir, '/');
-		if (slash == NULL || strcmp(dir, "/") == 0)
-			break;
-		slash[slash == dir ? 1 : 0] = '\0';
-	}
-	return 0;
+	return each_dir_up(pl, h, pnpm_workspace_of);
 }
 
 static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
 {
 	const char *user = host_env_get(h, "npm_config_userconfig"), *homes[2] = {h->home, h->pw_home};
-	char path[PATH_MAX], dir[PATH_MAX];
+	char path[PATH_MAX];
 
 	if (plan_session_homes(pl, h) < 0)
 		return -1;
@@ -790,21 +809,7 @@ static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
 			    npmrc_caches_of(pl, h, path) < 0)
 				return -1;
 	}
-	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
-		return 0;
-	strcpy(dir, h->cwd);
-	for (unsigned depth = 0; depth < 128; depth++) {
-		char *slash;
-
-		if (snprintf(path, sizeof(path), "%s/.npmrc", strcmp(dir, "/") == 0 ? "" : dir) < (int)sizeof(path) &&
-		    npmrc_caches_of(pl, h, path) < 0)
-			return -1;
-		slash = strrchr(dir, '/');
-		if (slash == NULL || strcmp(dir, "/") == 0)
-			break;
-		slash[slash == dir ? 1 : 0] = '\0';
-	}
-	return 0;
+	return each_dir_up(pl, h, npmrc_in_dir);
 }
 
 /*
