@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -333,37 +334,102 @@ static bool path_under(const char *path, const char *dir);
  * review): the command gets /tmp instead, the sandbox's private one.
  * Making the entry writable instead would undo the rule for it (a
  * directory the host's tools also use); the command's temporary files
- * are its own. One notice unless quiet. 0, or -1 after logging (ENOMEM).
+ * are its own.
+ *
+ * Round 44 (fix44t), the class: a temporary directory the command
+ * cannot use as the host's. Also redirected: one outside every
+ * writable tree (/var/tmp, a sticky shared directory, read-only in the
+ * session; /run/user/UID, XDG_RUNTIME_DIR and /run, the sandbox's
+ * small private /run; a directory below /tmp or /dev/shm, which the
+ * sandbox's private ones do not have; /dev/shm itself, shared memory
+ * rather than a temporary directory), so that every such TMPDIR gets
+ * the session's private /tmp and tools (python3's tempfile, mktemp,
+ * node's os.tmpdir()) work. Only /tmp itself and a directory of a
+ * writable tree that the plan leaves writable are kept. One notice per
+ * variable unless quiet, saying which case it is. 0, or -1 after
+ * logging (ENOMEM).
  */
-static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, bool quiet)
+static bool shared_real(const char *real, const char *runtime, const char *own_run);
+static const char *host_env_get(const struct plan_host *h, const char *name);
+static void shared_runtime(const char *xdg, char runtime[PATH_MAX], char own_run[PATH_MAX]);
+
+static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const struct plan_session *s)
 {
 	static const char *const vars[] = {"TMPDIR", "TMP", "TEMP"};
-	char real[PATH_MAX], set[16];
+	char real[PATH_MAX], parent[PATH_MAX], runtime[PATH_MAX], own_run[PATH_MAX], set[16];
+	char *slash;
 
+	/* The directory that holds the session directories: plan_protect()
+	 * made it read-only when it lies in a writable tree. */
+	parent[0] = '\0';
+	if (s->dir != NULL && strlen(s->dir) < sizeof(parent)) {
+		memcpy(parent, s->dir, strlen(s->dir) + 1);
+		slash = strrchr(parent, '/');
+		if (slash != NULL && slash != parent)
+			*slash = '\0';
+		else
+			parent[0] = '\0';
+	}
+	shared_runtime(host_env_get(h, "XDG_RUNTIME_DIR"), runtime, own_run);
 	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
-		size_t n = strlen(vars[v]);
-		const char *val = NULL, *by = NULL;
+		const char *val = host_env_get(h, vars[v]), *by = NULL, *tree = NULL;
+		bool shared = false;
 
-		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
-			if (strncmp(h->env[i], vars[v], n) == 0 && h->env[i][n] == '=')
-				val = h->env[i] + n + 1;
-		if (val == NULL || val[0] != '/' || realpath(val, real) == NULL)
+		if (val == NULL || val[0] != '/' || realpath(val, real) == NULL || strcmp(real, "/tmp") == 0)
 			continue;
 		for (size_t j = 0; j < pl->protect.n && by == NULL; j++)
 			if (path_under(real, pl->protect.v[j]))
 				by = pl->protect.v[j];
-		if (by == NULL)
+		for (size_t j = 0; j < pl->allow_write.n && tree == NULL; j++) {
+			char w[PATH_MAX];
+
+			if (realpath(pl->allow_write.v[j], w) != NULL && path_under(real, w))
+				tree = pl->allow_write.v[j];
+		}
+		if (by == NULL && tree != NULL)
 			continue;
+		if (by == NULL) {
+			/* real or a directory above it (/var/tmp/u1000). */
+			char up[PATH_MAX], *cut;
+
+			memcpy(up, real, strlen(real) + 1);
+			while (!(shared = shared_real(up, runtime, own_run)) && (cut = strrchr(up, '/')) != NULL &&
+			       cut != up)
+				*cut = '\0';
+		}
 		(void)snprintf(set, sizeof(set), "%s=/tmp", vars[v]);
 		if (strv_add(&pl->env_add, set) < 0) {
 			log_warn("run: setting %s for the command", vars[v]);
 			return -1;
 		}
-		if (!quiet)
+		if (s->quiet)
+			continue;
+		if (by != NULL && parent[0] != '\0' && strcmp(by, parent) == 0)
+			fprintf(stderr,
+				"passavant: %s=%s holds passavant's session directories (this session's and those of "
+				"your other running sessions) and lies in the writable tree %s: it is read-only in this "
+				"session, and the command's %s is /tmp, the sandbox's own (gone when the command ends); "
+				"to give the command a %s of the tree, run passavant with a TMPDIR outside the writable "
+				"trees\n",
+				vars[v], val, tree != NULL ? tree : by, vars[v], vars[v]);
+		else if (by != NULL)
 			fprintf(stderr,
 				"passavant: %s=%s lies in %s, which is read-only in this session; the command's %s "
 				"is /tmp, the sandbox's own (to keep yours, name %s in filesystem.allowWrite)\n",
 				vars[v], val, by, vars[v], by);
+		else if (shared)
+			fprintf(stderr,
+				"passavant: %s=%s is in a directory the host's other programs and users share (a "
+				"temporary, shared-memory or runtime directory), of which the sandbox has its own or "
+				"none; the command's %s is /tmp, the sandbox's own (private to this session, gone when "
+				"the command ends)\n",
+				vars[v], val, vars[v]);
+		else
+			fprintf(stderr,
+				"passavant: %s=%s is outside filesystem.allowWrite, read-only in this session; the "
+				"command's %s is /tmp, the sandbox's own (private to this session, gone when the "
+				"command ends; to keep yours, name it in filesystem.allowWrite)\n",
+				vars[v], val, vars[v]);
 	}
 	return 0;
 }
@@ -371,7 +437,7 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, bool quie
 static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
 		    const struct plan_host *h, const struct plan_session *s)
 {
-	if (plan_tmpdir(pl, h, s->quiet) < 0)
+	if (plan_tmpdir(pl, h, s) < 0)
 		return -1;
 	if (plan_env_vars(&pl->env_add, "127.0.0.1", SBX_DEFAULT_PORT, pl->trust) < 0)
 		return -1;
@@ -1608,11 +1674,17 @@ static int home_walk_link(struct home_walk *hw, const char *path, unsigned level
 	bool dir = exists && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
 	int rc = 0;
 
-	/* The sandbox's /tmp, /dev, /proc and /sys are its own: what it
-	 * writes there is not the host's. Inside the protected target being
-	 * walked: read-only with it. */
-	if (known && (path_under(real, "/tmp") || path_under(real, "/dev") || path_under(real, "/proc") ||
-		      path_under(real, "/sys") || (hw->prot != NULL && path_under(real, hw->prot))))
+	/* The kernel's /proc and /sys hold nothing the session writes
+	 * (an allowWrite there is left out or refused: plan_shared()).
+	 * Inside the protected target being walked: read-only with it.
+	 * Round 44 (fix44t): /tmp and /dev are judged like any other
+	 * place. The sandbox's own are private, but a writable tree can
+	 * lie in the host's (run from /tmp/proj or /dev/shm/proj: the
+	 * tree is bound into the private one), and ~/.bashrc ->
+	 * /tmp/proj/rc was then the command's to write, for the host's
+	 * next shell to read. */
+	if (known && (path_under(real, "/proc") || path_under(real, "/sys") ||
+		      (hw->prot != NULL && path_under(real, hw->prot))))
 		return 0;
 	if (known && !held_by(hw->awr, real)) {
 		/* A directory out of the writable trees (~/.config ->
@@ -5897,6 +5969,99 @@ static int plan_sys(struct run_plan *pl, const struct plan_host *h, const struct
 	return 0;
 }
 
+/*
+ * Round 44 (fix44t), the class of secret files the command can read only
+ * through their group or other bits: the store rows of another user's
+ * home (bob's ~/.netrc 0644, a ~/.ssh 0711 holding an id_rsa 0644; as
+ * root, every one). The HOME rows were denied only in HOME, the password
+ * database's home of the user and the Windows and Mac homes
+ * (other_homes()): another Linux user's were read in clear. Each home of
+ * /etc/passwd (the local file: no directory service is listed at every
+ * start) and each directory of /home, other than the user's, gets a read
+ * deny for each of its HOME read rows that exists and that the process
+ * can read or search (so the cost is a mount per store actually
+ * readable: none for a user who cannot reach other homes), unless
+ * allowRead names that path. At most OTHER_USER_HOMES homes. 0, or -1
+ * after logging (ENOMEM).
+ */
+#define OTHER_USER_HOMES 256
+
+static int other_user_home(struct run_plan *pl, const char *dir, const char *own, const char *own_pw,
+			   const char *cwd)
+{
+	char real[PATH_MAX], path[PATH_MAX], rp[PATH_MAX];
+	struct stat st;
+
+	if (dir == NULL || dir[0] != '/' || realpath(dir, real) == NULL || strcmp(real, "/") == 0 ||
+	    stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || strcmp(real, own) == 0 || strcmp(real, own_pw) == 0)
+		return 0;
+	for (size_t i = 0; i < pl->deny_read.n; i++)
+		if (path_under(real, pl->deny_read.v[i]))
+			return 0; /* denied whole already (/root) */
+	for (size_t i = 0; i < policy_mandatory_count(); i++) {
+		const struct policy_mandatory *m = policy_mandatory_get(i);
+		struct stat ps;
+
+		if (!(m->where & POLICY_MAND_HOME) || !(m->deny & POLICY_MAND_READ) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", real, m->path) >= sizeof(path) ||
+		    lstat(path, &ps) < 0 || strv_has(&pl->allow_read, path))
+			continue;
+		bool holds = false;
+
+		if (access(path, S_ISDIR(ps.st_mode) ? X_OK : R_OK) < 0 && access(path, R_OK) < 0)
+			continue;
+		/* A link (~bob/.netrc -> dotfiles/netrc): denied where it
+		 * leads, as the policy's own paths are. Not one that holds
+		 * the work (the working directory, a writable tree). */
+		if (realpath(path, rp) == NULL || strcmp(rp, "/") == 0)
+			continue;
+		holds = cwd != NULL && cwd[0] == '/' && path_under(cwd, rp);
+		for (size_t k = 0; k < pl->allow_write.n && !holds; k++)
+			holds = path_under(pl->allow_write.v[k], rp);
+		if (holds)
+			continue;
+		if (strv_add_unique(&pl->deny_read, rp) < 0) {
+			log_warn("run: the stores of other users' homes");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int plan_other_users(struct run_plan *pl, const struct plan_host *h)
+{
+	char own[PATH_MAX] = "", own_pw[PATH_MAX] = "", cwd_buf[PATH_MAX];
+	const char *cwd = h->cwd != NULL && realpath(h->cwd, cwd_buf) != NULL ? cwd_buf : NULL;
+	size_t n = 0;
+	FILE *f;
+	glob_t g;
+	int rc = 0, gr;
+
+	if (h->home == NULL || realpath(h->home, own) == NULL)
+		own[0] = '\0';
+	if (h->pw_home == NULL || realpath(h->pw_home, own_pw) == NULL)
+		own_pw[0] = '\0';
+	f = fopen("/etc/passwd", "re");
+	if (f != NULL) {
+		struct passwd *pw;
+
+		while (rc == 0 && n < OTHER_USER_HOMES && (pw = fgetpwent(f)) != NULL) {
+			if (pw->pw_uid == geteuid())
+				continue;
+			n++;
+			rc = other_user_home(pl, pw->pw_dir, own, own_pw, cwd);
+		}
+		(void)fclose(f);
+	}
+	memset(&g, 0, sizeof(g));
+	gr = glob("/home/*", GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
+	for (size_t i = 0; rc == 0 && gr == 0 && i < g.gl_pathc && n < OTHER_USER_HOMES; i++, n++)
+		rc = other_user_home(pl, g.gl_pathv[i], own, own_pw, cwd);
+	if (gr == 0)
+		globfree(&g);
+	return rc;
+}
+
 int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
 	       const struct plan_host *h, const struct plan_session *s)
 {
@@ -5905,7 +6070,8 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		log_warnx("session directory path too long");
 		return -1;
 	}
-	if (plan_fs(pl, p) < 0 || plan_shared(pl, h) < 0 || plan_npmrc_caches(pl, h) < 0 || plan_protect(pl, h, s) < 0 ||
+	if (plan_fs(pl, p) < 0 || plan_shared(pl, h) < 0 || plan_other_users(pl, h) < 0 || plan_npmrc_caches(pl, h) < 0 ||
+	    plan_protect(pl, h, s) < 0 ||
 	    plan_files(pl, masks) < 0 ||
 	    plan_siblings(pl, h) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||
 	    plan_env(pl, p, masks, h, s) < 0) {

@@ -5556,6 +5556,171 @@ static void test_shared_dirs_r43(void)
 	free(err);
 }
 
+/*
+ * Round 44 (fix44t), the shared-directory family once more. A link of
+ * the home into a writable tree that lies in the host's /tmp or
+ * /dev/shm (run from /tmp/proj: the tree is bound into the sandbox's
+ * private /tmp) was skipped by the home's walk, as if everything below
+ * /tmp and /dev were the sandbox's own: ~/.bashrc -> /tmp/proj/rc was
+ * the command's to write, for the host's next shell. And a TMPDIR the
+ * command cannot use as the host's (/var/tmp and a sticky shared
+ * directory, read-only in the session; /dev/shm, shared memory) was
+ * passed on: mktemp and node's os.tmpdir() failed with EROFS. Now the
+ * link's target is judged like any other (read-only), and the
+ * command's TMPDIR is the sandbox's private /tmp, with a notice; a
+ * TMPDIR of the user's own in the writable tree is kept.
+ */
+static void test_shared_dirs_r44(void)
+{
+	char sc[PATH_MAX], yd[PATH_MAX], hm[PATH_MAX], proj[PATH_MAX], tdir[PATH_MAX], cmd[6 * PATH_MAX];
+	char projs[2][64], link[PATH_MAX + 16], file[PATH_MAX + 16];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL, *text;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	snprintf(projs[0], sizeof(projs[0]), "/tmp/pv-r44-%ld", (long)getpid());
+	snprintf(projs[1], sizeof(projs[1]), "/dev/shm/pv-r44-%ld", (long)getpid());
+	CU_ASSERT_FATAL(mkdirs("r44/home") == 0 && mkdirs("r44/proj/own-tmp") == 0 && mkdirs("r44/sticky") == 0 &&
+			chmod(at(sc, "r44/sticky"), 01777) == 0 &&
+			write_policy("r44dot.yaml", "filesystem:\n  allowWrite: [\".\"]\n") == 0);
+	(void)at(yd, "r44dot.yaml");
+	(void)at(hm, "r44/home");
+	/* The home's links into a tree in the host's /tmp and /dev/shm. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *d = projs[i];
+
+		if (mkdir(d, 0755) < 0 && errno != EEXIST)
+			continue;
+		snprintf(file, sizeof(file), "%s/rc", d);
+		snprintf(link, sizeof(link), "%s/.bashrc%zu", hm, i);
+		CU_ASSERT_FATAL(mkfile(file, "original\n") == 0 && (symlink(file, link) == 0 || errno == EEXIST));
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && env HOME='%s' '%s' run -q -p '%s' -- sh -c 'echo pwn >> ~/.bashrc%zu && echo "
+			 "wrote-link; echo pwn >> ./rc && echo wrote-direct; echo ok > ./other && echo wrote-other'; "
+			 "echo status=$?",
+			 d, hm, test_passavant_bin(), yd, i);
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, "wrote-other\n"),
+		    "run in %s: the command did not run: %s %s", d, out ? out : "", err ? err : "");
+		ROW(!test_has(out, "wrote-link\n") && !test_has(out, "wrote-direct\n"),
+		    "run in %s: ~/.bashrc%zu's target in the tree was writable: %s", d, i, out ? out : "");
+		text = test_read_file(file, NULL);
+		ROW(text != NULL && strcmp(text, "original\n") == 0, "%s changed: %s", file, text ? text : "(gone)");
+		free(text);
+		free(out);
+		free(err);
+		out = err = NULL;
+		(void)unlink(file);
+		snprintf(file, sizeof(file), "%s/other", d);
+		(void)unlink(file);
+		(void)rmdir(d);
+	}
+	/* TMPDIR: each one the command cannot use as the host's becomes
+	 * the sandbox's /tmp; real programs make their files there. */
+	(void)at(proj, "r44/proj");
+	for (size_t i = 0; i < 3; i++) {
+		const char *t = i == 0 ? "/var/tmp" : i == 1 ? "/dev/shm" : at(tdir, "r44/sticky");
+		char want[PATH_MAX + 8], py[PATH_MAX + 8];
+
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && env TMPDIR='%s' '%s' run -p '%s' -- sh -c 'echo T=$TMPDIR; "
+			 "mktemp >/dev/null && echo mktemp-ok; "
+			 "python3 -c \"import tempfile; print(\\\"py=\\\" + tempfile.mkstemp()[1])\"; "
+			 "node -e \"const fs = require(\\\"fs\\\"), os = require(\\\"os\\\"); "
+			 "fs.mkdtempSync(os.tmpdir() + \\\"/n\\\"); console.log(\\\"node-ok\\\")\"'; echo status=$?",
+			 proj, t, test_passavant_bin(), yd);
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		snprintf(want, sizeof(want), "T=/tmp\n");
+		snprintf(py, sizeof(py), "py=/tmp/");
+		ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, want) && test_has(out, "mktemp-ok\n") &&
+			    test_has(out, py) && test_has(out, "node-ok\n"),
+		    "TMPDIR=%s: the command's temporary files failed: %s %s", t, out ? out : "", err ? err : "");
+		ROW(test_has(err, "TMPDIR=") && test_has(err, "the command's TMPDIR is /tmp"),
+		    "TMPDIR=%s: no notice: %s", t, err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	/* TMPDIR, where the session directories are made, inside the
+	 * writable tree (review43e made it read-only): the notice says
+	 * so, not that naming it in allowWrite would help (it is in a
+	 * tree already). A TMP of the user's own in the tree is kept. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%1$s' && env TMPDIR='%1$s/own-tmp' '%2$s' run -p '%3$s' -- sh -c 'echo T=$TMPDIR; mktemp >/dev/null "
+		 "&& echo mktemp-ok'; echo status=$?; mkdir -p own-tmp2 && env TMPDIR=/tmp TMP='%1$s/own-tmp2' '%2$s' "
+		 "run -p '%3$s' -- sh -c 'echo U=$TMP; mktemp -p \"$TMP\" >/dev/null && echo tmp-ok'; echo status2=$?",
+		 proj, test_passavant_bin(), yd);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, "T=/tmp\n") && test_has(out, "mktemp-ok\n"),
+	    "TMPDIR in the tree: the command did not run: %s %s", out ? out : "", err ? err : "");
+	ROW(test_has(err, "holds passavant's session directories") && test_has(err, "r44/proj") &&
+		    !test_has(err, "to keep yours"),
+	    "TMPDIR in the tree: the notice does not say what happens: %s", err ? err : "");
+	ROW(test_has(out, "status2=0\n") && test_has(out, "/own-tmp2\n") && test_has(out, "tmp-ok\n") &&
+		    !test_has(err, "TMP="),
+	    "TMP of the tree's own: not kept: %s %s", out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 44 (fix44t): secret files the command can read only through
+ * their group or other bits, another user's store files (a ~/.netrc
+ * 0644, an id_rsa 0644 in a ~/.ssh 0711): the HOME rows were denied in
+ * HOME alone (and the Windows and Mac homes), so another Linux user's
+ * were read in clear. A home in /home (the password database's homes
+ * the same) now has them covered: as root, and as another user who can
+ * read them through their mode. A file of the project stays readable.
+ */
+static void test_other_users_r44(void)
+{
+	char bob[64], proj[PATH_MAX], cmd[4 * PATH_MAX], f[128];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0 || access("/home", W_OK) < 0)
+		return;
+	snprintf(bob, sizeof(bob), "/home/pv-r44-bob-%ld", (long)getpid());
+	CU_ASSERT_FATAL(mkdirs("r44u/proj0") == 0 && mkdirs("r44u/proj1") == 0 && mkdirs("r44u/home") == 0 &&
+			mkdir(bob, 0755) == 0);
+	snprintf(f, sizeof(f), "%s/.ssh", bob);
+	CU_ASSERT_FATAL(mkdir(f, 0711) == 0);
+	snprintf(f, sizeof(f), "%s/.ssh/id_rsa", bob);
+	CU_ASSERT_FATAL(mkfile(f, "BOBKEY44\n") == 0);
+	snprintf(f, sizeof(f), "%s/.netrc", bob);
+	CU_ASSERT_FATAL(mkfile(f, "machine x login bob password BOBNETRC44\n") == 0 &&
+			mkfile(at(proj, "r44u/proj0/readme"), "PROJECT44\n") == 0 &&
+			mkfile(at(proj, "r44u/proj1/readme"), "PROJECT44\n") == 0 &&
+			chown(at(proj, "r44u/proj1/readme"), 65534, 65534) == 0 &&
+			chown(at(proj, "r44u/proj1"), 65534, 65534) == 0 && chown(at(proj, "r44u/home"), 65534, 65534) == 0);
+	(void)at(proj, "r44u");
+	for (int as_nobody = 0; as_nobody < 2; as_nobody++) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%1$s/proj%5$d' && env -i HOME='%1$s/home' PATH=/usr/bin:/bin TMPDIR=/tmp %2$s '%3$s' run -q -- "
+			 "sh -c 'cat %4$s/.netrc %4$s/.ssh/id_rsa readme 2>/dev/null; echo ran'; echo status=$?",
+			 proj, as_nobody ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "", test_passavant_bin(),
+			 bob, as_nobody);
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(rc == 0 && test_has(out, "ran\n") && test_has(out, "status=0\n") && test_has(out, "PROJECT44\n"),
+		    "%s: the command did not run: %s %s", as_nobody ? "nobody" : "root", out ? out : "", err ? err : "");
+		ROW(!test_has(out, "BOBNETRC44") && !test_has(out, "BOBKEY44"),
+		    "%s: another user's world-readable stores read: %s", as_nobody ? "nobody" : "root", out ? out : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	snprintf(f, sizeof(f), "%s/.ssh/id_rsa", bob);
+	(void)unlink(f);
+	snprintf(f, sizeof(f), "%s/.ssh", bob);
+	(void)rmdir(f);
+	snprintf(f, sizeof(f), "%s/.netrc", bob);
+	(void)unlink(f);
+	(void)rmdir(bob);
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -5731,6 +5896,11 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 43: run in a shared directory (/tmp, /dev/shm, a sticky 1777 one): not writable, the host's "
 		    "files untouched; allowWrite /var, or run in /: refused",
 		 test_shared_dirs_r43);
+	test_add(s, "round 44: the home's links into a tree in /tmp or /dev/shm read-only; a TMPDIR the command "
+		 "cannot use (/var/tmp, /dev/shm, a sticky directory) is the sandbox's /tmp: mktemp, python3, node",
+		 test_shared_dirs_r44);
+	test_add(s, "round 44: another user's stores readable through their mode (~/.netrc 0644, ~/.ssh 0711 with an "
+		 "id_rsa 0644): covered, as root and as nobody", test_other_users_r44);
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
 		    "$npm_config_globalconfig, ${VAR?}, a relative cache=)",
 		 test_npmrc_caches_read_as_npm);
