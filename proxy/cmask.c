@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "../policy/policy.h"
+#include "formmethod.h"
 
 /* Most bytes of WebSocket frame headers and control frames queued behind
  * held payload bytes, with the records that place them (struct wsseg),
@@ -63,6 +64,10 @@ struct cdir {
 	bool chunked;            /* re-frame as chunks */
 	bool release;            /* the tail was released, send it all */
 	bool ws;                 /* a WebSocket stream: framed by wsd */
+	bool lead_watch;         /* inbound from an inject host: its first bytes are looked at (lead_wide()) */
+	bool wide;               /* they were UTF-16 or UTF-32's: the body is refused (cmask_in_refused()) */
+	uint8_t nlead;           /* the body's first bytes seen, at most 4 */
+	unsigned char lead[4];
 	struct wsdir wsd;
 };
 
@@ -100,7 +105,7 @@ static struct evbuffer *raw_out(struct cdir *d)
  */
 static int case_cut(cmask_t *m, struct cdir *d, int rc)
 {
-	if (rc != 0 || d->d != CMASK_IN || mask_exch_body_case_real(m->x) == NULL)
+	if (rc != 0 || d->d != CMASK_IN || (mask_exch_body_case_real(m->x) == NULL && !d->wide))
 		return rc;
 	cmask_wipe_drain(raw_out(d));
 	cmask_wipe_drain(d->out);
@@ -113,6 +118,49 @@ static int case_cut(cmask_t *m, struct cdir *d, int rc)
 const char *cmask_case_real(const cmask_t *m)
 {
 	return mask_exch_body_case_real(m->x);
+}
+
+/* A byte of ASCII's printable range (a text's first characters). */
+static bool printable(unsigned char b)
+{
+	return b >= 0x20 && b < 0x7f;
+}
+
+/*
+ * Takes the first bytes of an inbound body of an inject host (up to 4 in
+ * all, data[0..len) the next ones): true once they are UTF-16's or
+ * UTF-32's, whatever the Content-Type said, or none: a byte order mark
+ * (FE FF, FF FE, which UTF-32LE's FF FE 00 00 begins with, 00 00 FE FF),
+ * or two printable ASCII characters each with a NUL after it (UTF-16LE)
+ * or before it (UTF-16BE). A real value in such a body is no byte string
+ * the re-masker knows (its NUL-interleaved form), so the body is cut.
+ */
+static bool lead_wide(struct cdir *d, const unsigned char *data, size_t len)
+{
+	const unsigned char *l = d->lead;
+
+	if (!d->lead_watch || d->wide)
+		return d->wide;
+	while (d->nlead < sizeof(d->lead) && len > 0)
+		d->lead[d->nlead++] = *data++, len--;
+	if (d->nlead >= 2 && ((l[0] == 0xfe && l[1] == 0xff) || (l[0] == 0xff && l[1] == 0xfe)))
+		d->wide = true;
+	if (d->nlead == 4 &&
+	    ((l[0] == 0 && l[1] == 0 && l[2] == 0xfe && l[3] == 0xff) ||
+	     (printable(l[0]) && l[1] == 0 && printable(l[2]) && l[3] == 0) ||
+	     (l[0] == 0 && printable(l[1]) && l[2] == 0 && printable(l[3]))))
+		d->wide = true;
+	if (d->nlead == sizeof(d->lead))
+		d->lead_watch = d->wide;
+	return d->wide;
+}
+
+const char *cmask_in_refused(const cmask_t *m)
+{
+	return m->dir[CMASK_IN].wide ? "its body is UTF-16 or UTF-32 text (a byte order mark, or ASCII characters "
+				       "between NULs, whatever its Content-Type says): a real value in it is no byte "
+				       "string the re-masker knows, so the response was cut"
+				     : NULL;
 }
 
 cmask_t *cmask_new(mask_table_t *t, bool *oom)
@@ -227,6 +275,90 @@ bool cmask_coding_field(const char *name, size_t len)
 		if (len == strlen(names[i]) && strncasecmp(name, names[i], len) == 0)
 			return true;
 	return false;
+}
+
+static bool name_is(const char *name, size_t nlen, const char *want)
+{
+	return nlen == strlen(want) && strncasecmp(name, want, nlen) == 0;
+}
+
+/* val[0..len) without its leading and trailing blanks. */
+static void trim(const char **val, size_t *len)
+{
+	while (*len > 0 && ((*val)[*len - 1] == ' ' || (*val)[*len - 1] == '\t'))
+		(*len)--;
+	while (*len > 0 && ((*val)[0] == ' ' || (*val)[0] == '\t'))
+		(*val)++, (*len)--;
+}
+
+void cmask_head_field(struct cmask_head *hc, const char *name, size_t nlen, const char *val, size_t vlen)
+{
+	if (name_is(name, nlen, "transfer-encoding")) {
+		trim(&val, &vlen);
+		if (!(vlen == 7 && strncasecmp(val, "chunked", 7) == 0))
+			hc->transfer_coded = true;
+	} else if (cmask_coding_field(name, nlen)) {
+		if (!cmask_coding_scannable(val, vlen))
+			hc->content_coded = true;
+	} else if (name_is(name, nlen, "content-type")) {
+		if (!formmethod_charsets_ascii(val, vlen))
+			hc->charset = true;
+		trim(&val, &vlen);
+		/* multipart/byteranges: parts of a representation under any
+		 * status (a prefix, as a reader taking the media type by one) */
+		if (vlen >= 20 && strncasecmp(val, "multipart/byteranges", 20) == 0)
+			hc->partial = true;
+	} else if (name_is(name, nlen, "content-range")) {
+		/* whatever its value or status: the body is a part, or none */
+		hc->partial = true;
+	}
+}
+
+enum cmask_head_verdict cmask_head_judge(const struct cmask_head *hc, int status, bool masked, bool identity,
+					 bool body)
+{
+	if (!body)
+		return CMASK_HEAD_PASS;
+	if (masked && hc->transfer_coded)
+		return CMASK_HEAD_TRANSFER;
+	if (!identity)
+		return CMASK_HEAD_PASS;
+	if (hc->content_coded)
+		return CMASK_HEAD_CODED;
+	if (hc->charset)
+		return CMASK_HEAD_CHARSET;
+	if (status == 206)
+		return CMASK_HEAD_PARTIAL;
+	/* the same part under another status (a 200 with a Content-Range,
+	 * multipart/byteranges): round 44 */
+	if (hc->partial)
+		return CMASK_HEAD_PART;
+	return CMASK_HEAD_PASS;
+}
+
+const char *cmask_head_why(enum cmask_head_verdict v)
+{
+	switch (v) {
+	case CMASK_HEAD_TRANSFER:
+		return "answered with a Transfer-Encoding other than chunked, which was not asked for: a coded body "
+		       "cannot be scanned for real values";
+	case CMASK_HEAD_CODED:
+		return "answered with a Content-Encoding (or an RFC 3229 IM) although asked for identity: a coded "
+		       "body cannot be scanned for real values";
+	case CMASK_HEAD_CHARSET:
+		return "answered in a charset whose bytes are not ASCII's (UTF-16, UTF-32, EBCDIC, or one not "
+		       "known): its body cannot be scanned for real values; ask for UTF-8";
+	case CMASK_HEAD_PARTIAL:
+		return "answered 206 (Partial Content) although no range was asked: a part of a body may hold "
+		       "part of a real value, which cannot be re-masked; ask for the whole";
+	case CMASK_HEAD_PART:
+		return "answered with a part of a body (a Content-Range, or multipart/byteranges) under a status "
+		       "other than 206 although no range was asked: a part may hold part of a real value, which "
+		       "cannot be re-masked; ask for the whole";
+	case CMASK_HEAD_PASS:
+		break;
+	}
+	return NULL;
 }
 
 /* Where a refused sentinel went, for reasons. */
@@ -359,6 +491,9 @@ static void dir_arm(struct cdir *d, bool chunked)
 	d->chunked = chunked;
 	d->release = false;
 	d->ws = false;
+	d->lead_watch = false;
+	d->wide = false;
+	d->nlead = 0;
 }
 
 int cmask_body_begin(cmask_t *m, enum cmask_dir dd, const char *host, uint16_t port, bool verified,
@@ -369,6 +504,8 @@ int cmask_body_begin(cmask_t *m, enum cmask_dir dd, const char *host, uint16_t p
 	if (mask_exch_body_begin(m->x, xd(dd), host, port, verified) < 0)
 		return -1;
 	dir_arm(&m->dir[dd], chunked);
+	/* an inject host's body: its first bytes say whether it is UTF-16 */
+	m->dir[dd].lead_watch = dd == CMASK_IN && host != NULL && cmask_inject_host(m, host, port);
 	return 0;
 }
 
@@ -387,6 +524,8 @@ int cmask_body_sink(void *arg, const char *data, size_t len)
 	struct cdir *d = arg;
 
 	d->release = false;
+	if (lead_wide(d, (const unsigned char *)data, len))
+		return case_cut(d->m, d, 0);
 	return case_cut(d->m, d, mask_exch_body_feed(d->m->x, xd(d->d), data, len, d->chunked ? d->chunk : d->out));
 }
 
@@ -401,6 +540,18 @@ int cmask_body_take(cmask_t *m, enum cmask_dir dd, struct evbuffer *src, size_t 
 		return evbuffer_drain(src, n);
 	}
 	d->release = false;
+	if (d->lead_watch) {
+		unsigned char lead[sizeof(d->lead)];
+		ev_ssize_t k = evbuffer_copyout(src, lead, n < sizeof(lead) ? n : sizeof(lead));
+
+		if (k < 0)
+			return -1;
+		if (lead_wide(d, lead, (size_t)k)) {
+			if (evbuffer_drain(src, n) < 0)
+				return -1;
+			return case_cut(m, d, 0);
+		}
+	}
 	return case_cut(m, d, mask_exch_body_feed_buffer(m->x, xd(dd), src, n, d->out));
 }
 

@@ -77,6 +77,47 @@ bool cmask_coding_scannable(const char *val, size_t len);
 bool cmask_coding_field(const char *name, size_t len);
 
 /*
+ * What a response head says of its body, read field by field in one pass
+ * over the head (cmask_head_field()), HTTP/1.1's (exchange.c) and
+ * HTTP/2's (h2stream.c) alike; cmask_head_judge() then says whether an
+ * inject host's body can be scanned (SPEC §4.3). Zeroed before the pass.
+ */
+struct cmask_head {
+	bool transfer_coded; /* a Transfer-Encoding that is not exactly "chunked" */
+	bool content_coded;  /* a coding field (cmask_coding_field()) cmask_coding_scannable() refuses */
+	bool charset;        /* a Content-Type naming a charset whose bytes are not ASCII's */
+	bool partial;        /* a Content-Range, or a multipart/byteranges Content-Type */
+};
+
+/* Takes one field of a response head into hc (names in any case). */
+void cmask_head_field(struct cmask_head *hc, const char *name, size_t nlen, const char *val, size_t vlen)
+	NONNULL(1, 2, 4);
+
+/* Why a response head is refused, or CMASK_HEAD_PASS. */
+enum cmask_head_verdict {
+	CMASK_HEAD_PASS,
+	CMASK_HEAD_TRANSFER, /* a transfer coding but chunked, while credentials are masked */
+	CMASK_HEAD_CODED,    /* a content coding from an inject host */
+	CMASK_HEAD_CHARSET,  /* a charset whose bytes are not ASCII's from an inject host */
+	CMASK_HEAD_PARTIAL,  /* a 206 from an inject host */
+	CMASK_HEAD_PART,     /* a part under another status from an inject host: a Content-Range
+			      * (any status), a multipart/byteranges Content-Type */
+};
+
+/*
+ * The verdict on a final response head hc of status: masked, credentials
+ * are masked on the connection; identity, the request went to an inject
+ * host; body, a body follows (none after a HEAD, a 204, a 304, or an
+ * END_STREAM on the head: nothing to scan, it passes).
+ */
+enum cmask_head_verdict cmask_head_judge(const struct cmask_head *hc, int status, bool masked, bool identity,
+					 bool body) NONNULL(1);
+
+/* What a refused head's reason says after "<peer> ": "answered ...",
+ * ending with what to do. NULL for CMASK_HEAD_PASS. */
+const char *cmask_head_why(enum cmask_head_verdict v);
+
+/*
  * Checks and substitutes the serialised request head in head (nothing
  * else in it) for host:port, over verified TLS or not. Returns 0 (head
  * ready; injected credentials recorded), 1 when a sentinel sits in a
@@ -184,6 +225,17 @@ const char *cmask_leak(const cmask_t *m, enum cmask_dir d) NONNULL(1);
  * the stream) and audits naming the credential.
  */
 const char *cmask_case_real(const cmask_t *m) NONNULL(1);
+
+/*
+ * Whether the inbound body of an inject host was refused for its first
+ * bytes: UTF-16 or UTF-32 text, whatever its Content-Type (a byte order
+ * mark, or ASCII characters between NULs), in which a real value is no
+ * byte string the re-masker knows. Then the body is cut as for
+ * cmask_case_real() (the feed fails with EACCES, what waits is wiped)
+ * and this says why (a reason's tail after "the response from PEER "),
+ * else NULL.
+ */
+const char *cmask_in_refused(const cmask_t *m) NONNULL(1);
 
 /*
  * Whether buf (a request target or one header field) holds a real value,

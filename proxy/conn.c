@@ -1051,6 +1051,13 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 		is_error = true;
 		if (c->client.ssl != NULL)
 			c->tls_end = TLS_END_TRUNCATE;
+	} else if (c->mask != NULL && (cred = cmask_in_refused(c->mask)) != NULL) {
+		/* The same for a body that is UTF-16 or UTF-32 text. */
+		(void)snprintf(casewhy, sizeof(casewhy), "the response from %s: %s", c->up.peer, cred);
+		reason = casewhy;
+		is_error = true;
+		if (c->client.ssl != NULL)
+			c->tls_end = TLS_END_TRUNCATE;
 	}
 	/* Closed in the middle of a response, on an error (a real value
 	 * with its case changed, a timeout): an RST, not a FIN, which is

@@ -136,6 +136,13 @@ enum step conn_step_read_head(conn_t *c)
 	return STEP_STOP;
 }
 
+/* Whether c's request to an inject host asked for a range that did not
+ * go up (http1_range_dropped()). */
+static bool range_dropped(const conn_t *c)
+{
+	return c->ex.identity && http1_range_dropped(c->client.http);
+}
+
 /* The response went out in full: audit, then the next request or close. */
 static enum step finish_request(conn_t *c)
 {
@@ -149,8 +156,18 @@ static enum step finish_request(conn_t *c)
 			       "(injection there is not allowed by injectHosts/injectIn)",
 			       left, c->tgt.host, (unsigned)c->tgt.port);
 		log_info("%s", note);
+	} else if (range_dropped(c)) {
+		/* SPEC §4.3: a range is not served towards an inject host; a
+		 * resuming client (curl -C -: 33) is told why by its audit
+		 * line and the answer's Passavant-Range field. */
+		(void)snprintf(note, sizeof(note),
+			       "passavant: the request's range was not passed on to %s:%u, a host a credential is "
+			       "injected towards (SPEC 4.3): the whole representation came back; fetch it without "
+			       "resuming",
+			       c->tgt.host, (unsigned)c->tgt.port);
+		log_info("%s", note);
 	}
-	conn_audit(c, "request", "allow", left != NULL ? note : NULL, c->rule);
+	conn_audit(c, "request", "allow", left != NULL || range_dropped(c) ? note : NULL, c->rule);
 	c->up.reusable = c->ex.req_done && !c->up.eof && !c->ex.up_close && http1_keep_alive(c->up.http);
 	if (!c->up.reusable)
 		conn_drop_upstream(c);
@@ -220,57 +237,24 @@ static enum step head_real_refused(conn_t *c, const char *cred)
 			   c->up.peer, cred);
 }
 
-/* Whether a response has a transfer coding other than chunked (a
- * Transfer-Encoding field that is not exactly "chunked"). */
-static bool transfer_coded(const http1_t *h)
+/*
+ * The verdict on the final response head of c (cmask_head_judge()): one
+ * pass over its fields, through the classifier HTTP/2 shares
+ * (h2stream.c).
+ */
+static enum cmask_head_verdict judge_response_head(const conn_t *c)
 {
-	const char *name, *val;
-	size_t nlen, vlen, i;
-
-	for (i = 0; i < http1_header_count(h); i++) {
-		http1_header(h, i, &name, &nlen, &val, &vlen);
-		if (!(nlen == 17 && strncasecmp(name, "transfer-encoding", 17) == 0))
-			continue;
-		while (vlen > 0 && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
-			vlen--;
-		while (vlen > 0 && (val[0] == ' ' || val[0] == '\t'))
-			val++, vlen--;
-		if (!(vlen == 7 && strncasecmp(val, "chunked", 7) == 0))
-			return true;
-	}
-	return false;
-}
-
-/* Whether a response body is sent as is: no Content-Encoding field, or
- * only "identity", and no transfer coding but chunked. */
-static bool identity_coded(const http1_t *h)
-{
-	const char *name, *val;
-	size_t nlen, vlen, i;
-
-	if (transfer_coded(h))
-		return false;
-	for (i = 0; i < http1_header_count(h); i++) {
-		http1_header(h, i, &name, &nlen, &val, &vlen);
-		if (cmask_coding_field(name, nlen) && !cmask_coding_scannable(val, vlen))
-			return false;
-	}
-	return true;
-}
-
-/* Whether every Content-Type field of h names only charsets that keep
- * ASCII's bytes (formmethod_charsets_ascii()). */
-static bool charset_ascii(const http1_t *h)
-{
+	struct cmask_head hc = {0};
 	const char *name, *val;
 	size_t nlen, vlen;
 
-	for (size_t i = 0; i < http1_header_count(h); i++) {
-		http1_header(h, i, &name, &nlen, &val, &vlen);
-		if (nlen == 12 && strncasecmp(name, "content-type", 12) == 0 && !formmethod_charsets_ascii(val, vlen))
-			return false;
+	if (c->mask == NULL || http1_message_done(c->up.http))
+		return CMASK_HEAD_PASS;
+	for (size_t i = 0; i < http1_header_count(c->up.http); i++) {
+		http1_header(c->up.http, i, &name, &nlen, &val, &vlen);
+		cmask_head_field(&hc, name, nlen, val, vlen);
 	}
-	return true;
+	return cmask_head_judge(&hc, c->ex.status, true, c->ex.identity, true);
 }
 
 /*
@@ -484,6 +468,7 @@ static bool reframe_close_delimited(const conn_t *c)
  */
 static bool take_response_head(conn_t *c, enum step *st)
 {
+	enum cmask_head_verdict verdict;
 	const char *cred;
 	bool reframe;
 	int hr;
@@ -504,48 +489,30 @@ static bool take_response_head(conn_t *c, enum step *st)
 		http1_set_head_request(c->up.http, http1_method_is(c->client.http, "HEAD"));
 		return true;
 	}
-	/* A transfer coding but chunked (gzip, "gzip, chunked"), from any
-	 * host, while credentials are masked: the proxy never asks for one
-	 * (TE is not passed on, RFC 9112 §7.4), the re-masker cannot read
-	 * through it, and without chunked last the body ends with the
-	 * connection and cannot be reframed (reframe_close_delimited()):
-	 * a cut would reach the client as a clean end. Refused as requests
-	 * with one are (SPEC §5). Round 43: such a body went as it came. */
-	if (c->mask != NULL && !http1_message_done(c->up.http) && transfer_coded(c->up.http)) {
-		*st = conn_refuse(c, 502, NULL, "request", c->rule,
-				  "passavant: %s answered with a Transfer-Encoding other than chunked, which was "
-				  "not asked for: a coded body cannot be scanned for real values",
-				  c->up.peer);
-		return false;
-	}
-	if (c->ex.identity && !http1_message_done(c->up.http) && !identity_coded(c->up.http)) {
-		*st = conn_refuse(c, 502, NULL, "request", c->rule,
-				  "passavant: %s answered with a Content-Encoding (an RFC 3229 IM, or a Transfer-Encoding "
-				  "other than chunked) although asked for identity: a coded body cannot be scanned for real "
-				  "values",
-				  c->up.peer);
-		return false;
-	}
-	if (c->ex.identity && !http1_message_done(c->up.http) && !charset_ascii(c->up.http)) {
-		/* Asked for no charset (Accept-Charset does not go up), but
-		 * a server may take one from Accept's charset parameter
-		 * (ASP.NET Core, JAX-RS): in UTF-16 a real value is no byte
-		 * string the re-masker knows. */
-		*st = conn_refuse(c, 502, NULL, "request", c->rule,
-				  "passavant: %s answered in a charset whose bytes are not ASCII's (UTF-16, UTF-32, "
-				  "EBCDIC, or one not known): its body cannot be scanned for real values; ask for UTF-8",
-				  c->up.peer);
-		return false;
-	}
-	if (c->ex.identity && c->ex.status == 206 && !http1_message_done(c->up.http)) {
-		/* No range went up (http1_write_request_head()), but a server
-		 * may take one from where the proxy does not look (S3's
-		 * partNumber, a field of its own): a part could hold part of a
-		 * real value, which no scan sees whole (SPEC §4.3). */
-		*st = conn_refuse(c, 502, NULL, "request", c->rule,
-				  "passavant: %s answered 206 (Partial Content) although no range was asked: a part of "
-				  "a body may hold part of a real value, which cannot be re-masked; ask for the whole",
-				  c->up.peer);
+	/*
+	 * A body the re-masker cannot read whole (cmask_head_judge()):
+	 * - a transfer coding but chunked (gzip, "gzip, chunked"), from any
+	 *   host, while credentials are masked: the proxy never asks for one
+	 *   (TE is not passed on, RFC 9112 §7.4), the re-masker cannot read
+	 *   through it, and without chunked last the body ends with the
+	 *   connection and cannot be reframed (reframe_close_delimited()): a
+	 *   cut would reach the client as a clean end. Refused as requests
+	 *   with one are (SPEC §5). Round 43: such a body went as it came.
+	 * - from an inject host, a Content-Encoding although identity was
+	 *   asked for;
+	 * - from an inject host, a charset whose bytes are not ASCII's: asked
+	 *   for none (Accept-Charset does not go up), but a server may take
+	 *   one from Accept's charset parameter (ASP.NET Core, JAX-RS): in
+	 *   UTF-16 a real value is no byte string the re-masker knows;
+	 * - from an inject host, a 206: no range went up
+	 *   (http1_write_request_head()), but a server may take one from
+	 *   where the proxy does not look (S3's partNumber, a field of its
+	 *   own): a part could hold part of a real value, which no scan sees
+	 *   whole (SPEC §4.3).
+	 */
+	if ((verdict = judge_response_head(c)) != CMASK_HEAD_PASS) {
+		*st = conn_refuse(c, 502, NULL, "request", c->rule, "passavant: %s %s", c->up.peer,
+				  cmask_head_why(verdict));
 		return false;
 	}
 	c->ex.client_close = c->ex.client_close || !http1_keep_alive(c->client.http) ||
@@ -553,7 +520,8 @@ static bool take_response_head(conn_t *c, enum step *st)
 	reframe = reframe_close_delimited(c);
 	c->ex.reframed = reframe;
 	if ((hr = write_response_head(c, (c->ex.client_close ? HTTP1_HEAD_CLOSE : 0u) |
-						 (reframe ? HTTP1_HEAD_CHUNKED : 0u),
+						 (reframe ? HTTP1_HEAD_CHUNKED : 0u) |
+						 (range_dropped(c) ? HTTP1_HEAD_RANGE_DROPPED : 0u),
 				      &cred)) > 0) {
 		*st = head_real_refused(c, cred);
 		return false;
@@ -603,9 +571,9 @@ static bool relay_response(conn_t *c, enum step *st)
 			break;
 		r = http1_feed(c->up.http, v.iov_base, v.iov_len, &n);
 		conn_touch(c);
-		if (c->ex.mask_resp_body && cmask_case_real(c->mask) != NULL) {
-			/* The chunked body's sink found it (conn_close() says
-			 * what and cuts). */
+		if (c->ex.mask_resp_body && (cmask_case_real(c->mask) != NULL || cmask_in_refused(c->mask) != NULL)) {
+			/* The chunked body's sink found it, or UTF-16 text
+			 * (conn_close() says what and cuts). */
 			conn_close(c, "a real value with its case changed", true);
 			*st = STEP_CLOSED;
 			return false;

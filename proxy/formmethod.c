@@ -919,6 +919,39 @@ bool formmethod_charsets_ascii(const char *ct, size_t len)
 	return charsets_ascii(ct, len);
 }
 
+size_t formmethod_accept_narrow(const char *v, size_t len, char *out)
+{
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		/* a segment: v[i] (the start, or a ';' or ',') and what
+		 * follows to the next ';' or ',' outside a quoted string */
+		size_t j = i + 1;
+		bool q = v[i] == '"', esc = false;
+
+		for (; j < len; j++) {
+			if (q) {
+				if (esc)
+					esc = false;
+				else if (v[j] == '\\')
+					esc = true;
+				else if (v[j] == '"')
+					q = false;
+			} else if (v[j] == '"') {
+				q = true;
+			} else if (v[j] == ';' || v[j] == ',') {
+				break;
+			}
+		}
+		if (!(v[i] == ';' && !charsets_ascii(v + i, j - i))) {
+			memmove(out + o, v + i, j - i);
+			o += j - i;
+		}
+		i = j;
+	}
+	return o;
+}
+
 enum fm_begin formmethod_begin(struct formmethod *fm, const char *ct, size_t ctlen, fm_judge_fn judge,
 			       const void *judge_arg)
 {

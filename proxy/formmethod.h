@@ -158,6 +158,17 @@ struct formmethod {
  */
 bool formmethod_charsets_ascii(const char *ct, size_t len) NONNULL(1);
 
+/*
+ * An Accept value v[0..len) narrowed into out (room for len bytes; out
+ * may be v): each media range's parameter that names a charset
+ * formmethod_charsets_ascii() refuses ("text/plain; charset=utf-16", an
+ * RFC 2231 "charset*=") is left out, the rest copied as it is. Returns
+ * the length written. Towards an inject host (http1.c, h2req.c): a
+ * server that takes its answer's charset from Accept (ASP.NET Core,
+ * JAX-RS) answers in one the re-masker reads, not with a 502.
+ */
+size_t formmethod_accept_narrow(const char *v, size_t len, char *out) NONNULL(1, 3);
+
 /* How formmethod_begin() went. */
 enum fm_begin {
 	FM_OFF,       /* the body is not read (a type no framework takes a _method from) */

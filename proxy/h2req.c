@@ -154,10 +154,28 @@ static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
 	while (p != NULL && p < end) {
 		char *le = memchr(p, '\r', (size_t)(end - p)), *colon = memchr(p, ':', (size_t)(le - p));
 
-		if (!dropped(p, (size_t)(colon - p), identity, strcmp(s->method, "PUT") == 0) &&
-		    !((size_t)(colon - p) == 4 && memcmp(p, "host", 4) == 0) &&
-		    evbuffer_add(out, p, (size_t)(le + 2 - p)) < 0)
+		if (identity && (size_t)(colon - p) == 6 && memcmp(p, "accept", 6) == 0) {
+			/* its charset parameters that name one whose bytes are
+			 * not ASCII's left out (formmethod_accept_narrow()): as
+			 * accept-charset, an answer in it cannot be scanned */
+			size_t n = (size_t)(le + 2 - p);
+			char *a = malloc(n);
+
+			if (a == NULL)
+				return -1;
+			memcpy(a, p, 8); /* "accept: " (h2_lines_to_nv()'s lines) */
+			n = 8 + formmethod_accept_narrow(p + 8, (size_t)(le - p) - 8, a + 8);
+			memcpy(a + n, "\r\n", 2);
+			if (evbuffer_add(out, a, n + 2) < 0) {
+				free(a);
+				return -1;
+			}
+			free(a);
+		} else if (!dropped(p, (size_t)(colon - p), identity, strcmp(s->method, "PUT") == 0) &&
+			   !((size_t)(colon - p) == 4 && memcmp(p, "host", 4) == 0) &&
+			   evbuffer_add(out, p, (size_t)(le + 2 - p)) < 0) {
 			return -1;
+		}
 		p = le + 2;
 	}
 	if (identity && evbuffer_add(out, "accept-encoding: identity\r\n", 27) < 0)

@@ -431,30 +431,25 @@ int h2s_pass_in(struct h2s *s)
 	return 0;
 }
 
-/* Whether no field of nv[0, n) codes the body (cmask_coding_scannable()). */
-static bool body_scannable(const nghttp2_nv *nv, size_t n)
+/* The verdict on a final response head nv[0, n) of s (cmask_head_judge()):
+ * one pass over its fields, through the classifier HTTP/1.1 shares
+ * (exchange.c). */
+static enum cmask_head_verdict judge_head(const struct h2s *s, const nghttp2_nv *nv, size_t n, bool end_stream)
 {
-	for (size_t i = 0; i < n; i++)
-		if (cmask_coding_field((const char *)nv[i].name, nv[i].namelen) &&
-		    !cmask_coding_scannable((const char *)nv[i].value, nv[i].valuelen))
-			return false;
-	return true;
-}
+	struct cmask_head hc = {0};
 
-/* Whether every content-type of nv[0, n) names only charsets that keep
- * ASCII's bytes (formmethod_charsets_ascii()). */
-static bool charset_ascii(const nghttp2_nv *nv, size_t n)
-{
+	if (s->mask == NULL || end_stream)
+		return CMASK_HEAD_PASS;
 	for (size_t i = 0; i < n; i++)
-		if (nv[i].namelen == 12 && memcmp(nv[i].name, "content-type", 12) == 0 &&
-		    !formmethod_charsets_ascii((const char *)nv[i].value, nv[i].valuelen))
-			return false;
-	return true;
+		cmask_head_field(&hc, (const char *)nv[i].name, nv[i].namelen, (const char *)nv[i].value,
+				 nv[i].valuelen);
+	return cmask_head_judge(&hc, s->rstatus, true, s->identity, true);
 }
 
 /* A whole response head, interim head or trailer block from the upstream. */
 static void response_head(struct h2s *s, bool end_stream)
 {
+	enum cmask_head_verdict verdict;
 	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT + 1];
 	nghttp2_data_provider prd;
 	const char *cred;
@@ -513,38 +508,14 @@ static void response_head(struct h2s *s, bool end_stream)
 		cmask_wipe_drain(s->fields);
 		return;
 	}
-	if (s->identity && !end_stream && !body_scannable(nv + 1, (size_t)n)) {
+	/* As in HTTP/1.1 (exchange.c): a coded body, one in a charset
+	 * whose bytes are not ASCII's, or a part of one cannot be scanned. */
+	if ((verdict = judge_head(s, nv + 1, (size_t)n, end_stream)) != CMASK_HEAD_PASS) {
 		char w[512];
 
-		/* As in HTTP/1.1 (exchange.c): the body cannot be scanned. */
 		cmask_wipe_drain(s->fields);
-		h2s_answer(s, 502, NULL, s->rule,
-			   "passavant: %s: %s answered with a Content-Encoding (or an RFC 3229 IM) although asked for "
-			   "identity: a coded body cannot be scanned for real values",
-			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
-		return;
-	}
-	if (s->identity && !end_stream && !charset_ascii(nv + 1, (size_t)n)) {
-		char w[512];
-
-		/* As in HTTP/1.1 (exchange.c): a body in UTF-16 cannot be scanned. */
-		cmask_wipe_drain(s->fields);
-		h2s_answer(s, 502, NULL, s->rule,
-			   "passavant: %s: %s answered in a charset whose bytes are not ASCII's (UTF-16, UTF-32, "
-			   "EBCDIC, or one not known): its body cannot be scanned for real values; ask for UTF-8",
-			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
-		return;
-	}
-	if (s->identity && !end_stream && s->rstatus == 206) {
-		char w[512];
-
-		/* As in HTTP/1.1 (exchange.c): no range was asked, and a part
-		 * may hold part of a real value. */
-		cmask_wipe_drain(s->fields);
-		h2s_answer(s, 502, NULL, s->rule,
-			   "passavant: %s: %s answered 206 (Partial Content) although no range was asked: a part of "
-			   "a body may hold part of a real value, which cannot be re-masked; ask for the whole",
-			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer);
+		h2s_answer(s, 502, NULL, s->rule, "passavant: %s: %s %s", h2s_what(s, w, sizeof(w)),
+			   s->h->c->up.peer, cmask_head_why(verdict));
 		return;
 	}
 	s->status = s->rstatus;
@@ -566,19 +537,24 @@ static void response_head(struct h2s *s, bool end_stream)
 bool h2s_case_cut(struct h2s *s)
 {
 	const char *cred = s->mask != NULL && s->mask_resp ? cmask_case_real(s->mask) : NULL;
+	const char *wide = s->mask != NULL && s->mask_resp ? cmask_in_refused(s->mask) : NULL;
 	char w[512];
 
-	if (cred == NULL)
+	if (cred == NULL && wide == NULL)
 		return false;
 	/* Its head went: the stream can only be reset (h2s_answer() does
 	 * once the response started), what waits for the client dropped. */
 	h2s_cut(s, CMASK_IN);
 	s->mask_resp = false;
 	cmask_wipe_drain(s->resp);
-	h2s_answer(s, 502, NULL, s->rule,
-		   "passavant: %s: the response body from %s carries a real value of %s with its case changed: "
-		   "it cannot be re-masked, so the stream was reset",
-		   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
+	if (cred != NULL)
+		h2s_answer(s, 502, NULL, s->rule,
+			   "passavant: %s: the response body from %s carries a real value of %s with its case changed: "
+			   "it cannot be re-masked, so the stream was reset",
+			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
+	else
+		h2s_answer(s, 502, NULL, s->rule, "passavant: %s: the response from %s: %s (the stream was reset)",
+			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, wide);
 	/* Answered here: DATA still in flight from the upstream is
 	 * acknowledged and dropped (h2_up_data()), never buffered raw. */
 	s->phase = H2S_ANSWERED;

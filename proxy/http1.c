@@ -20,6 +20,7 @@
 #include <llhttp.h>
 
 #include "base/defaults.h"
+#include "formmethod.h"
 
 /* Where the head scanner is within the current line. */
 enum scan_state {
@@ -1008,7 +1009,13 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 			continue;
 		put(w, h->buf + h->hdr[i].noff, h->hdr[i].nlen);
 		put(w, ": ", 2);
-		put(w, h->buf + h->hdr[i].voff, h->hdr[i].vlen);
+		/* Accept's charset parameters too, when they name one whose
+		 * bytes are not ASCII's (formmethod_accept_narrow()): as
+		 * Accept-Charset, an answer in it cannot be scanned. */
+		if (identity && NAME_IS(h, i, "accept") && !w->overflow && h->hdr[i].vlen <= (size_t)(w->end - w->p))
+			w->p += formmethod_accept_narrow(h->buf + h->hdr[i].voff, h->hdr[i].vlen, w->p);
+		else
+			put(w, h->buf + h->hdr[i].voff, h->hdr[i].vlen);
 		put(w, "\r\n", 2);
 	}
 }
@@ -1017,10 +1024,13 @@ static void write_fields(const http1_t *h, struct head_writer *w, const char *sk
 #define CONNECTION_UPGRADE "Connection: Upgrade\r\n"
 #define CONNECTION_CLOSE "Connection: close\r\n"
 #define TE_CHUNKED "Transfer-Encoding: chunked\r\n"
+#define RANGE_DROPPED                                                                                       \
+	"Passavant-Range: dropped; passavant does not pass a range to a host a credential is injected "   \
+	"towards (SPEC 4.3): the whole representation follows, fetch it without resuming\r\n"
 /* Start line and added fields: the room they need beyond the parts. */
 #define HEAD_EXTRA                                                                                          \
 	(sizeof(ACCEPT_IDENTITY) + sizeof(CONNECTION_UPGRADE) + sizeof(CONNECTION_CLOSE) + sizeof(TE_CHUNKED) + \
-	 64)
+	 sizeof(RANGE_DROPPED) + 64)
 
 int http1_write_request_head(const http1_t *h, struct evbuffer *out, const char *path,
 			     size_t path_len, const char *authority, bool keep_upgrade,
@@ -1081,6 +1091,18 @@ int http1_write_response_head(const http1_t *h, struct evbuffer *out, unsigned a
 		put(&w, CONNECTION_CLOSE, sizeof(CONNECTION_CLOSE) - 1);
 	if (chunked)
 		put(&w, TE_CHUNKED, sizeof(TE_CHUNKED) - 1);
+	if ((add & HTTP1_HEAD_RANGE_DROPPED) != 0)
+		put(&w, RANGE_DROPPED, sizeof(RANGE_DROPPED) - 1);
 	put(&w, "\r\n", 2);
 	return head_commit(out, &w, &v);
+}
+
+bool http1_range_dropped(const http1_t *h)
+{
+	if (http1_method_is(h, "PUT"))
+		return false;
+	for (size_t i = 0; i < h->nhdr; i++)
+		if (NAME_IS(h, i, "range") || NAME_IS(h, i, "request-range") || NAME_IS(h, i, "x-ms-range"))
+			return true;
+	return false;
 }

@@ -187,7 +187,16 @@ enum http1_head_add {
 	 * added (only for a head without Transfer-Encoding or
 	 * Content-Length, to a client of HTTP/1.1). */
 	HTTP1_HEAD_CHUNKED = 1 << 2,
+	/* "Passavant-Range: dropped; ..." (the request's range did not go up
+	 * to an inject host, http1_range_dropped()): a resuming client's
+	 * user sees why the whole came (curl -C - stops with 33). */
+	HTTP1_HEAD_RANGE_DROPPED = 1 << 3,
 };
+
+/* Whether the request h asked for a range that http1_write_request_head()
+ * leaves out towards an inject host (Range, Request-Range, x-ms-range; not
+ * on a PUT, where it names what is written). */
+bool http1_range_dropped(const http1_t *h) NONNULL(1);
 
 /* Writes the response head for the client without hop-by-hop fields, plus
  * what add (enum http1_head_add, or-ed) names. Returns 0 or -1 on ENOMEM. */

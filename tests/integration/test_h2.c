@@ -2215,6 +2215,27 @@ static void test_partial(void)
 	ROW(test_count(aud, "answered 206 (Partial Content) although no range was asked") == 1,
 	    "expected one audit record of the 206:\n%s", red(aud));
 	free(aud);
+	/* Round 44: the same part under another status (a 200 with a
+	 * content-range, multipart/byteranges): 502 too (before: 200, the
+	 * part passed on); another host's passes. */
+	amark = test_file_size(px.audit);
+	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", "{\"path\":\"/fields?t=pa1&content-range=bytes%200-2/10\"}",
+		 "{\"path\":\"/fields?t=pa2&content-type=multipart/byteranges%3B%20boundary%3Dx\"}", NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 502, "a 200 with a content-range from an inject host");
+	want_status(out, 3, 502, "a multipart/byteranges 200 from an inject host");
+	free(out);
+	out = NULL;
+	aud = test_file_since(px.audit, amark);
+	ROW(test_count(aud, "answered with a part of a body") == 2, "expected two audit records of a part:\n%s",
+	    red(aud));
+	free(aud);
+	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", "{\"path\":\"/fields?t=pa3&content-range=bytes%200-2/10\"}",
+		 NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	want_status(out, 1, 200, "a 200 with a content-range from a host that is no inject host");
+	free(out);
+	out = NULL;
 	rc = h2c(&out, false, hp("localhost", h2port), "15", "req", "{\"path\":\"/status/206?t=pt3\"}", NULL);
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 206, "a 206 from a host that is no inject host");
@@ -2257,7 +2278,10 @@ static void test_charset(void)
 	for (size_t i = 0; i < N; i++)
 		snprintf(spec[i], sizeof(spec[i]), "{\"path\":\"/charset?t=cs%zu&cs=%s&x=%s\"}", i, cs[i], hex);
 	rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", spec[0], spec[1], spec[2], spec[3], spec[4],
-		 spec[5], "{\"path\":\"/hello?t=csa\",\"headers\":[[\"accept-charset\",\"utf-16\"]]}", NULL);
+		 spec[5],
+		 "{\"path\":\"/hello?t=csa\",\"headers\":[[\"accept-charset\",\"utf-16\"],"
+		 "[\"accept\",\"text/plain; charset=utf-16, application/json;charset=utf-8, */*;q=0.1\"]]}",
+		 NULL);
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	for (int i = 0; i < 4; i++)
 		want_status(out, 1 + 2 * i, 502, "a UTF-16/UTF-32/EBCDIC answer from an inject host");
@@ -2272,6 +2296,10 @@ static void test_charset(void)
 	rec = test_file_since(p_h2rec, rmark);
 	ROW(test_has(rec, "t=csa") && !test_has(rec, "accept-charset"),
 	    "accept-charset went up to an inject host:\n%.1500s", red(rec));
+	/* round 44: accept's charset parameter for UTF-16 does not go up
+	 * either, the rest of accept does (fails before: it went whole) */
+	ROW(test_has(rec, "accept: text/plain, application/json;charset=utf-8, */*;q=0.1"),
+	    "accept's charset=utf-16 went up to an inject host:\n%.1500s", red(rec));
 	free(rec);
 	aud = test_file_since(px.audit, amark);
 	ROW(test_count(aud, "answered in a charset whose bytes are not ASCII's") == 4,
@@ -2282,6 +2310,26 @@ static void test_charset(void)
 	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
 	want_status(out, 1, 200, "a UTF-16 answer from a host that is no inject host");
 	free(out);
+	out = NULL;
+	/* round 44: UTF-16 with no charset named (Python's utf-16 writes a
+	 * byte order mark), and UTF-16LE without one: the stream is reset
+	 * after the head, the value never sent (before: 200, whole) */
+	amark = test_file_size(px.audit);
+	{
+		char s1[2 * TOK_LEN + 100], s2[2 * TOK_LEN + 100];
+
+		snprintf(s1, sizeof(s1), "{\"path\":\"/charset?t=cs11&cs=utf-16&label=0&x=%s\"}", hex);
+		snprintf(s2, sizeof(s2), "{\"path\":\"/charset?t=cs12&cs=utf-16-le&label=0&x=%s\"}", hex);
+		rc = h2c(&out, false, hp("127.0.0.1", h2port), "15", "req", s1, s2, NULL);
+	}
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	ROW(test_hasf(out, "stream 1 reset ") && test_hasf(out, "stream 3 reset "),
+	    "an unlabelled UTF-16 body from an inject host was not cut:\n%s", red(out));
+	no_real_in(out, "the raw client's output (unlabelled UTF-16)");
+	free(out);
+	aud = test_file_since(px.audit, amark);
+	ROW(test_count(aud, "UTF-16 or UTF-32 text") == 2, "expected 2 audit records of a UTF-16 body:\n%s", red(aud));
+	free(aud);
 }
 
 /*

@@ -52,6 +52,8 @@ x-upstream-stream: S:
                       sent N ms apart: a streaming upstream whose pauses
                       are shorter than the proxy's hold; &fill=N: VALUE is
                       N bytes of the pattern of /bytes/N instead
+    /fields?k=v..     200 "ok\\n" with a field k: v per pair (percent-decoded,
+                      names lowered)
     /fieldname?x=HEX  200 "ok\\n" with the field x-VALUE: 1, VALUE the bytes HEX
                       encodes in lower case (a value echoed in a name);
                       &in=trailer: in a trailer block instead, &in=interim:
@@ -66,7 +68,8 @@ x-upstream-stream: S:
                       200 with content-type: text/plain; charset=NAME and the
                       body "charset:VALUE\n" (VALUE as for /reflect) in that
                       charset (Python's codec of that name): a server that
-                      answers in the charset the client's Accept named
+                      answers in the charset the client's Accept named;
+                      &label=0: content-type text/plain, no charset named
     /slowecho?n=N&ms=M
                       200 at once (no content-length), then the request
                       body echoed as it comes, N bytes at a time, each
@@ -91,6 +94,7 @@ import ssl
 import sys
 import threading
 import time
+import urllib.parse
 
 import h2.config
 import h2.connection
@@ -329,7 +333,16 @@ class Conn:
         elif base == '/charset':
             cs = args.get('cs', 'utf-8')
             body = (b'charset:' + bytes.fromhex(args.get('x', '')) + b'\n').decode('latin-1').encode(cs)
-            self.respond(st, 200, body, extra=[(b'content-type', b'text/plain; charset=' + cs.encode('latin-1'))])
+            label = b'' if args.get('label') == '0' else b'; charset=' + cs.encode('latin-1')
+            self.respond(st, 200, body, extra=[(b'content-type', b'text/plain' + label)])
+        elif base == '/fields':
+            extra = []
+            for kv in query.split('&'):
+                k, _, v = kv.partition('=')
+                if k:
+                    extra.append((urllib.parse.unquote(k).lower().encode('latin-1'),
+                                  urllib.parse.unquote(v).encode('latin-1')))
+            self.respond(st, 200, b'ok\n', extra=extra)
         elif base == '/fieldname':
             # the bytes HEX encodes, lower-cased, in a field's name (as an
             # HTTP/2 server writes every name): x-VALUE: 1, body "ok\n"
