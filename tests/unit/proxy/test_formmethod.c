@@ -309,11 +309,45 @@ static void test_json_deep(void)
 	}
 }
 
+/* Round 44: Accept's charset parameters that name a charset whose bytes
+ * are not ASCII's are left out, the rest kept byte for byte (a quoted
+ * ';' or ',' is no separator). Fails before: no such function (round 44). */
+static void test_accept_narrow(void)
+{
+	static const struct {
+		const char *in, *want;
+	} rows[] = {
+	    {"text/plain; charset=utf-16", "text/plain"},
+	    {"text/plain;charset=utf-8", "text/plain;charset=utf-8"},
+	    {"a/b;CHARSET=\"UTF-32LE\";q=0.5, c/d", "a/b;q=0.5, c/d"},
+	    {"a/b; charset*=utf-8''utf-16, */*", "a/b, */*"},
+	    /* a parameter naming one anywhere, quoted too, goes (a lax
+	     * reader looks for "charset=" in the whole value) */
+	    {"a/b; x=\"1;charset=utf-16,\"; charset=ebcdic", "a/b"},
+	    {"a/b; x=\"1;2,3\", c/d; charset=utf-16", "a/b; x=\"1;2,3\", c/d"},
+	    {"", ""},
+	    {"*/*", "*/*"},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char out[128];
+		size_t n = formmethod_accept_narrow(rows[i].in, strlen(rows[i].in), out);
+
+		CU_ASSERT_TRUE_FATAL(n <= strlen(rows[i].in));
+		out[n] = '\0';
+		if (strcmp(out, rows[i].want) != 0)
+			fprintf(stderr, "\n    row %zu: \"%s\" -> \"%s\" (want \"%s\")\n", i, rows[i].in, out, rows[i].want);
+		CU_ASSERT_STRING_EQUAL(out, rows[i].want);
+	}
+}
+
+
 TEST_REGISTRAR(proxy_formmethod_suite)
 {
 	CU_pSuite s = test_suite("proxy_formmethod", NULL, NULL);
 
 	test_add(s, "a _method in form, multipart and JSON bodies, every split", test_cases);
+	test_add(s, "Accept narrowed: non-ASCII charset parameters left out", test_accept_narrow);
 	test_add(s, "Content-Type: what is read, a boundary too long", test_begin);
 	test_add(s, "a _method JSON array nested deeper than read: refused", test_json_deep);
 }
