@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/pathwalk.h"
 
 int fileio_open_regular(const char *path, unsigned flags, struct stat *st)
 {
@@ -183,14 +184,54 @@ static bool system_link(int dfd, const char *comp, unsigned depth)
 	return geteuid() != 0 || depth <= 1;
 }
 
+/* fileio_mkdirs_nolinks()'s step: makes a missing directory, takes a
+ * link the system keeps (outside trusted). */
+struct mkdirs_ctx {
+	const char *path;
+	mode_t mode;
+	bool create, from_root;
+	char *made;
+	size_t madelen;
+};
+
+static enum pathwalk_act mkdirs_step(void *ctx, struct pathwalk_step *s)
+{
+	struct mkdirs_ctx *m = ctx;
+
+	if (s->fd < 0 && s->err == ENOENT && m->create) {
+		if (mkdirat(s->dfd, s->name, m->mode) == 0) {
+			if (m->made != NULL && m->madelen > 0 && m->made[0] == '\0' &&
+			    snprintf(m->made, m->madelen, "%.*s", (int)(s->end - m->path), m->path) >= (int)m->madelen)
+				m->made[0] = '\0';
+			return PATHWALK_AGAIN;
+		}
+		if (errno == EEXIST)
+			return PATHWALK_AGAIN;
+		s->err = errno;
+		return PATHWALK_GO;
+	}
+	if (s->fd >= 0 && S_ISLNK(s->st.st_mode) && m->from_root && system_link(s->dfd, s->name, s->depth)) {
+		(void)close(s->fd);
+		s->fd = openat(s->dfd, s->name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->fd < 0)
+			s->err = errno;
+		else if (fstat(s->fd, &s->st) < 0) {
+			s->err = errno;
+			(void)close(s->fd);
+			s->fd = -1;
+		}
+	}
+	return PATHWALK_GO;
+}
+
 int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bool create, char *made,
 			  size_t madelen)
 {
-	const char *c = path;
+	struct mkdirs_ctx m = {.path = path, .mode = mode, .create = create, .made = made, .madelen = madelen};
 	size_t tl = trusted != NULL ? strlen(trusted) : 0;
-	bool walk_from_root = false;
-	unsigned depth = 0;
-	int dfd;
+	struct pathwalk_result res;
+	const char *start = "/", *c = path;
+	int fd;
 
 	if (made != NULL && madelen > 0)
 		made[0] = '\0';
@@ -201,61 +242,22 @@ int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bo
 	while (tl > 1 && trusted[tl - 1] == '/')
 		tl--;
 	if (tl > 1 && trusted[0] == '/' && strncmp(path, trusted, tl) == 0 && (path[tl] == '/' || path[tl] == '\0')) {
-		dfd = open(trusted, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		c = path + tl;
-	} else {
-		dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		walk_from_root = true;
-	}
-	if (dfd < 0)
-		return -1;
-	for (;;) {
-		char comp[NAME_MAX + 1];
-		size_t cl;
-		int next, saved;
-		struct stat st;
+		char base[PATH_MAX];
 
-		while (*c == '/')
-			c++;
-		if (*c == '\0')
-			return dfd;
-		cl = strcspn(c, "/");
-		if (cl > NAME_MAX || (cl == 2 && c[0] == '.' && c[1] == '.')) {
-			(void)close(dfd);
-			errno = cl > NAME_MAX ? ENAMETOOLONG : EINVAL;
+		if (tl >= sizeof(base)) {
+			errno = ENAMETOOLONG;
 			return -1;
 		}
-		memcpy(comp, c, cl);
-		comp[cl] = '\0';
-		c += cl;
-		if (create) {
-			if (mkdirat(dfd, comp, mode) == 0) {
-				if (made != NULL && madelen > 0 && made[0] == '\0' &&
-				    snprintf(made, madelen, "%.*s", (int)(c - path), path) >= (int)madelen)
-					made[0] = '\0';
-			} else if (errno != EEXIST) {
-				saved = errno;
-				(void)close(dfd);
-				errno = saved;
-				return -1;
-			}
-		}
-		/* O_DIRECTORY as well: with O_PATH, O_NOFOLLOW alone opens a
-		 * link itself */
-		next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && (errno == ENOTDIR || errno == ELOOP) && walk_from_root &&
-		    system_link(dfd, comp, depth))
-			next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (next < 0) {
-			saved = errno;
-			if (saved == ENOTDIR && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-				saved = ELOOP;
-			(void)close(dfd);
-			errno = saved;
-			return -1;
-		}
-		(void)close(dfd);
-		dfd = next;
-		depth++;
+		memcpy(base, trusted, tl);
+		base[tl] = '\0';
+		fd = pathwalk(base, path + tl, PATHWALK_DIR | PATHWALK_DOT, mkdirs_step, &m, &res);
+	} else {
+		m.from_root = true;
+		fd = pathwalk(start, c, PATHWALK_DIR | PATHWALK_DOT, mkdirs_step, &m, &res);
 	}
+	if (fd < 0 && res.fd >= 0) {
+		(void)close(res.fd);
+		errno = res.err;
+	}
+	return fd;
 }

@@ -51,6 +51,7 @@
 
 #include <linux/magic.h>
 
+#include "base/pathwalk.h"
 #include "sandbox/sbx_int.h"
 
 /* The empty file bound over denied files (made in the setup tmpfs). */
@@ -101,91 +102,28 @@ static int do_mount(const char *src, const char *dst, const char *type, unsigned
  * link; ENOENT, ENOTDIR, EACCES: not there in this view). */
 static int open_view(const char *full)
 {
-	char comp[NAME_MAX + 1];
-	const char *p = full, *e;
-	struct stat st;
-	int dfd, fd;
-
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			return dfd;
-		e = strchrnul(p, '/');
-		if ((size_t)(e - p) > NAME_MAX || (e - p == 1 && p[0] == '.') ||
-		    (e - p == 2 && p[0] == '.' && p[1] == '.')) {
-			close(dfd);
-			errno = (size_t)(e - p) > NAME_MAX ? ENAMETOOLONG : EINVAL;
-			return -1;
-		}
-		memcpy(comp, p, (size_t)(e - p));
-		comp[e - p] = '\0';
-		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0) {
-			const int saved = errno;
-
-			if (fd >= 0)
-				close(fd);
-			close(dfd);
-			errno = saved;
-			return -1;
-		}
-		close(dfd);
-		if (S_ISLNK(st.st_mode) || (*e != '\0' && !S_ISDIR(st.st_mode))) {
-			close(fd);
-			errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
-			return -1;
-		}
-		dfd = fd;
-		p = e;
-	}
+	return pathwalk_open(full);
 }
 
 /*
- * full is out of this user namespace's reach for good: open_view() of it
- * stops with EACCES at a directory whose owner is not this namespace's
- * user. Review43a: a directory of the user's own (its group not the
- * user's, so the set-up's DAC override in the namespace does not apply)
- * with mode 000 stops the set-up with EACCES too, and the command, its
- * owner, chmods it back once started: a kernel mount below it would
- * keep the host's view (its proc, its debugfs). Only a directory of
- * another owner, which no one in the sandbox may chmod, is out of reach.
+ * The walk res (of a mount point, open_mount_walk()) ended out of this
+ * user namespace's reach for good: it stopped with EACCES at a
+ * directory whose owner is not this namespace's user. Review43a: a
+ * directory of the user's own (its group not the user's, so the
+ * set-up's DAC override in the namespace does not apply) with mode 000
+ * stops the set-up with EACCES too, and the command, its owner, chmods
+ * it back once started: a kernel mount below it would keep the host's
+ * view (its proc, its debugfs). Only a directory of another owner,
+ * which no one in the sandbox may chmod, is out of reach. Round 44:
+ * judged on the handle the walk stopped in (res->fd, res->st), not on
+ * a second walk of the path, where a directory swapped in between
+ * (another owner's at the second look) made a mount the command could
+ * reach pass as out of reach.
  */
-static bool out_of_reach(const char *full)
+static bool out_of_reach(const struct pathwalk_result *res)
 {
-	char comp[NAME_MAX + 1];
-	const char *p = full, *e;
-	struct stat st;
-	bool far = false;
-	int dfd, fd;
-
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return false;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		e = strchrnul(p, '/');
-		if ((size_t)(e - p) > NAME_MAX)
-			break;
-		memcpy(comp, p, (size_t)(e - p));
-		comp[e - p] = '\0';
-		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			far = errno == EACCES && fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid();
-			break;
-		}
-		close(dfd);
-		dfd = fd;
-		p = e;
-	}
-	close(dfd);
-	return far;
+	return res->end == PATHWALK_FAILED && res->err == EACCES && res->fd >= 0 && S_ISDIR(res->st.st_mode) &&
+	       res->st.st_uid != geteuid();
 }
 
 /* The name of fd for mount(2): the host's proc under /oldroot (our own
@@ -217,6 +155,20 @@ static int changed(const char *full, const char *how, char *err, size_t errlen)
 			 strncmp(full, SBX_NEWROOT, sizeof(SBX_NEWROOT) - 1) == 0 ? full + sizeof(SBX_NEWROOT) - 1
 			 : strncmp(full, SBX_OLDROOT, sizeof(SBX_OLDROOT) - 1) == 0 ? full + sizeof(SBX_OLDROOT) - 1
 										 : full,
+			 how);
+	errno = ESTALE;
+	return -1;
+}
+
+/* A protection found wrong at the last look before the command runs
+ * (recheck_protections()): err names it. */
+static int protection_gone(const char *full, const char *how, char *err, size_t errlen)
+{
+	errbuf_set_errno(err, errlen, 0,
+			 "cannot start the sandbox: the protection of %s is not in place at the last look before the "
+			 "command runs (%s; another program changed the path during the start, or a mount of the "
+			 "plan hid it); nothing was run, start again",
+			 strncmp(full, SBX_NEWROOT, sizeof(SBX_NEWROOT) - 1) == 0 ? full + sizeof(SBX_NEWROOT) - 1 : full,
 			 how);
 	errno = ESTALE;
 	return -1;
@@ -752,20 +704,36 @@ static int cover_kernel(const struct sbx_plan *pl, const char *dst, char *err, s
  * the pass tells, kernel_fs_settled()), ELOOP or ENOTDIR when a link is
  * on its path now.
  */
-static int open_mount(const char *mp, unsigned long id)
+static int open_mount_walk(const char *mp, unsigned long id, struct pathwalk_result *res)
 {
 	struct statx stx;
-	int fd = open_view(mp);
+	int fd = pathwalk("/", mp, 0, NULL, NULL, res);
 
 	if (fd < 0)
-		return fd;
+		return -1;
 	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) == 0 &&
 	    (((stx.stx_mask & STATX_MNT_ID) != 0 && stx.stx_mnt_id != id) ||
 	     ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0 &&
 	      (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) == 0))) {
 		close(fd);
+		res->fd = -1;
+		res->end = PATHWALK_FAILED;
+		res->err = ENOENT;
 		errno = ENOENT;
 		return -1;
+	}
+	return fd;
+}
+
+/* open_mount_walk() where only the handle is wanted. */
+static int open_mount(const char *mp, unsigned long id)
+{
+	struct pathwalk_result res;
+	int fd = open_mount_walk(mp, id, &res);
+
+	if (fd < 0 && res.fd >= 0) {
+		close(res.fd);
+		errno = res.err;
 	}
 	return fd;
 }
@@ -1243,12 +1211,20 @@ static bool kernel_fs_settled(const unsigned long *walked, size_t n_walked, bool
 	if (list_mounts(err, errlen) < 0)
 		return false;
 	for (size_t i = 0; i < n_mounts; i++) {
+		struct pathwalk_result res;
+		bool far;
 		int fd;
 
 		if (!needs_rule(i, walked, n_walked, nodev_each))
 			continue;
-		fd = open_mount(mounts[i].point, mounts[i].id);
-		if (fd < 0 && errno == EACCES && out_of_reach(mounts[i].point))
+		/* One walk, decided on where it stopped (round 44). */
+		fd = open_mount_walk(mounts[i].point, mounts[i].id, &res);
+		far = fd < 0 && out_of_reach(&res);
+		if (fd < 0 && res.fd >= 0)
+			close(res.fd);
+		if (fd < 0)
+			errno = res.err;
+		if (far)
 			continue;
 		if (fd < 0 && errno == EACCES) {
 			errbuf_set_errno(err, errlen, EACCES,
@@ -1332,66 +1308,37 @@ static int cover_kernel_fs(const struct sbx_plan *pl, char *err, size_t errlen)
  * The handle of full, or -1 with err set (errno ELOOP or ENOTDIR: a link
  * or a file on the way, the change named).
  */
+static enum pathwalk_act mountpoint_step(void *ctx, struct pathwalk_step *s)
+{
+	const bool *is_dir = ctx;
+	int r;
+
+	if (s->fd >= 0 || s->err != ENOENT)
+		return PATHWALK_GO;
+	if (!s->last || *is_dir)
+		r = mkdirat(s->dfd, s->name, 0755);
+	else if ((r = openat(s->dfd, s->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) >= 0)
+		r = close(r);
+	if (r < 0 && errno != EEXIST) {
+		s->err = errno;
+		return PATHWALK_GO;
+	}
+	return PATHWALK_AGAIN;
+}
+
 static int mountpoint_fd(const char *full, bool is_dir, char *err, size_t errlen)
 {
-	char comp[NAME_MAX + 1];
-	const char *p = full, *e, *q;
-	struct stat st;
-	int dfd, fd, r;
-	bool last;
+	struct pathwalk_result res;
+	int fd = pathwalk("/", full, 0, mountpoint_step, &is_dir, &res);
 
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		goto fail;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			return dfd;
-		e = strchrnul(p, '/');
-		for (q = e; *q == '/'; q++)
-			;
-		last = *q == '\0';
-		if ((size_t)(e - p) > NAME_MAX || (e - p == 1 && p[0] == '.') ||
-		    (e - p == 2 && p[0] == '.' && p[1] == '.')) {
-			errno = (size_t)(e - p) > NAME_MAX ? ENAMETOOLONG : EINVAL;
-			goto fail_dfd;
-		}
-		memcpy(comp, p, (size_t)(e - p));
-		comp[e - p] = '\0';
-		fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT) {
-			if (!last || is_dir)
-				r = mkdirat(dfd, comp, 0755);
-			else if ((r = openat(dfd, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444)) >= 0)
-				r = close(r);
-			if (r < 0 && errno != EEXIST)
-				goto fail_dfd;
-			fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		}
-		if (fd < 0)
-			goto fail_dfd;
-		if (fstat(fd, &st) < 0) {
-			close(fd);
-			goto fail_dfd;
-		}
-		close(dfd);
-		dfd = fd;
-		if (S_ISLNK(st.st_mode) || (!last && !S_ISDIR(st.st_mode))) {
-			close(dfd);
-			return changed(full, "a symbolic link is on its path", err, errlen);
-		}
-		p = e;
-	}
-fail_dfd:
-	{
-		const int saved = errno;
-
-		close(dfd);
-		errno = saved;
-	}
-fail:
-	errbuf_set_errno(err, errlen, errno, "cannot create the mount point %s", full);
+	if (fd >= 0)
+		return fd;
+	if (res.fd >= 0)
+		close(res.fd);
+	if (res.end == PATHWALK_LINK || res.end == PATHWALK_NOTDIR)
+		return changed(full, "a symbolic link is on its path", err, errlen);
+	errbuf_set_errno(err, errlen, res.err, "cannot create the mount point %s", full);
+	errno = res.err;
 	return -1;
 }
 
@@ -2245,6 +2192,142 @@ static int apply_op(const struct sbx_plan *pl, const struct sbx_op *op, char *er
 	return -1;
 }
 
+/*
+ * Round 44: the protections looked at once more, all mounts made, just
+ * before pivot_root (step 6c). Each mount was looked at as it was made
+ * (landed()), but later steps (the kernel's covers, the read-only
+ * remounts, the pins of step 6b, another program renaming a directory
+ * of a shared tree meanwhile) came after that look. Every deny_read,
+ * allow_read, substituted file and protection of the plan is reached
+ * again by a handle (pathwalk(), no link followed) and must still be the
+ * root of a mount, read-only, showing what it was made of: a tmpfs or
+ * the empty file for a cover, the host's object (dev/ino) for a bind.
+ * One superseded by a later operation on the same path, or under a
+ * session's scratch directory, is passed over; a cover or protection of
+ * a path that is absent (as at its operation: nothing to hide) too.
+ * Anything else refuses the start (125, the path named).
+ */
+static bool superseded(const struct sbx_plan *pl, size_t i)
+{
+	for (size_t j = i + 1; j < pl->n_ops; j++) {
+		const struct sbx_op *o = &pl->ops[j];
+
+		if (strcmp(o->path, pl->ops[i].path) == 0 ||
+		    (o->kind == SBX_OP_SCRATCH && at_or_below(pl->ops[i].path, o->path)))
+			return true;
+	}
+	return false;
+}
+
+/* The host's object op->path (or op->src) is now: dev/ino by a walk of
+ * /oldroot, no link followed. false when it cannot be reached. */
+static bool host_object(const char *path, struct stat *st)
+{
+	char host[PATH_MAX];
+	int fd;
+
+	if (join(host, sizeof(host), SBX_OLDROOT, path) < 0)
+		return false;
+	fd = open_view(host);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, st) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+/* What is wrong with op's mount at the handle fd (its stat st), or NULL. */
+static const char *protection_wrong(const struct sbx_op *op, int fd, const struct stat *st, const struct stat *empty)
+{
+	struct statvfs sv;
+	struct statfs sf;
+	struct stat want;
+	bool ro;
+
+	if (!fd_mount_root(fd))
+		return "it is no longer the mount made there";
+	if (fstatvfs(fd, &sv) < 0 || fstatfs(fd, &sf) < 0)
+		return "it cannot be looked at";
+	ro = (sv.f_flag & ST_RDONLY) != 0;
+	switch (op->kind) {
+	case SBX_OP_DENY_READ:
+		if (S_ISDIR(st->st_mode))
+			return sf.f_type != TMPFS_MAGIC ? "its cover is gone"
+			       : op->is_dir && !ro	? "its cover is writable"
+							: NULL;
+		if (st->st_dev != empty->st_dev || st->st_ino != empty->st_ino)
+			return "its cover is gone";
+		return ro ? NULL : "its cover is writable";
+	case SBX_OP_ALLOW_READ:
+	case SBX_OP_FILE:
+	case SBX_OP_PROTECT:
+		if (!ro)
+			return "it is writable";
+		if (op->kind == SBX_OP_FILE && op->is_dir)
+			return NULL; /* a union: an overlay or a tmpfs of its own */
+		if (op->kind == SBX_OP_ALLOW_READ && op->looked) {
+			want.st_dev = op->dev;
+			want.st_ino = op->ino;
+		} else if (!host_object(op->kind == SBX_OP_FILE ? op->src : op->path, &want))
+			return NULL; /* the host's moved on (a rotated snapshot): ro is what counts */
+		return st->st_dev != want.st_dev || st->st_ino != want.st_ino ? "it shows another file or directory"
+									   : NULL;
+	case SBX_OP_ALLOW_WRITE:
+	case SBX_OP_SCRATCH:
+		break;
+	}
+	return NULL;
+}
+
+static int recheck_protections(const struct sbx_plan *pl, char *err, size_t errlen)
+{
+	char dst[PATH_MAX];
+	struct stat empty;
+	int e = open_view(EMPTY_FILE);
+
+	if (e < 0 || fstat(e, &empty) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot open %s", EMPTY_FILE);
+		if (e >= 0)
+			close(e);
+		return -1;
+	}
+	close(e);
+	for (size_t i = 0; i < pl->n_ops; i++) {
+		const struct sbx_op *op = &pl->ops[i];
+		struct pathwalk_result res;
+		const char *why;
+		int fd;
+
+		if (op->kind == SBX_OP_ALLOW_WRITE || op->kind == SBX_OP_SCRATCH || superseded(pl, i))
+			continue;
+		if (join(dst, sizeof(dst), SBX_NEWROOT, op->path) < 0) {
+			errbuf_set_errno(err, errlen, ENAMETOOLONG, "path too long: %s", op->path);
+			return -1;
+		}
+		fd = pathwalk("/", dst, 0, NULL, NULL, &res);
+		if (fd < 0) {
+			const bool far = out_of_reach(&res);
+
+			if (res.fd >= 0)
+				close(res.fd);
+			if (res.end == PATHWALK_LINK || res.end == PATHWALK_NOTDIR)
+				return protection_gone(dst, "a symbolic link is on its path", err, errlen);
+			if (far || (res.err == ENOENT && (op->kind == SBX_OP_DENY_READ || op->kind == SBX_OP_PROTECT)))
+				continue;
+			return protection_gone(dst, res.err == ENOENT ? "it is missing" : "it cannot be reached", err,
+					       errlen);
+		}
+		why = fstat(fd, &res.st) < 0 ? "it cannot be looked at" : protection_wrong(op, fd, &res.st, &empty);
+		close(fd);
+		if (why != NULL)
+			return protection_gone(dst, why, err, errlen);
+	}
+	return 0;
+}
+
 /* Step 2: the setup tmpfs becomes the root, the host root goes to
  * /oldroot (bubblewrap's base directory). */
 static int setup_base(char *err, size_t errlen)
@@ -2377,6 +2460,9 @@ int sbx_mountns_setup(const struct sbx_plan *pl, char *err, size_t errlen)
 		if (pin_ancestors(pl, dst, err, errlen) < 0)
 			return -1;
 	}
+	/* 6c. (round 44) */
+	if (recheck_protections(pl, err, errlen) < 0)
+		return -1;
 	/* 7. pivot_root(".", ".") stacks the old root on the new one; the
 	 * detach then drops the setup tmpfs with the host tree under it. */
 	if (chdir(SBX_NEWROOT) < 0) {

@@ -676,6 +676,62 @@ static void test_union_swapped_for_link(void)
 	unsetenv("PASSAVANT_SBX_NO_OVERLAY");
 }
 
+/*
+ * Round 44: the protections looked at once more before pivot_root. A
+ * later mount of the plan can hide an earlier protection: a substituted
+ * directory (a union of the host's entries and the session's, mounted
+ * after the deny_read covers) over a directory holding a denied file
+ * showed the host's file through the union, its cover below it. Every
+ * cover, read-only bind and protection is now reached again by handle
+ * once all mounts are made; one that is not in place refuses the start
+ * (125, the path named), the denied content never shown. Each way of
+ * making the union (overlay, tmpfs).
+ */
+static void hidden_protection_start(const char *label)
+{
+	char dir[PATH_MAX], certs[PATH_MAX], secret[PATH_MAX], src[PATH_MAX], buf[PATH_MAX];
+	char script[PATH_MAX + 128];
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *dr[] = { secret, NULL };
+	struct sbx_file files[1];
+	struct sbx_config cfg;
+	struct run r;
+
+	at(dir, "uhide");
+	at(certs, "uhide/certs");
+	at(secret, "uhide/certs/secret.pem");
+	at(src, "uhide-src");
+	if (mkdir(dir, 0755) == 0)
+		CU_ASSERT_FATAL(mkdir(certs, 0755) == 0 && mkdir(src, 0755) == 0);
+	CU_ASSERT_FATAL(mkfile(secret, "UHIDESECRET\n") == 0 && mkfile(at(buf, "uhide/certs/public.pem"), "pub\n") == 0 &&
+			mkfile(at(buf, "uhide-src/pv-ca.pem"), "session\n") == 0);
+	CU_ASSERT_FATAL(snprintf(script, sizeof(script), "cat '%s' 2>/dev/null; echo checked", secret) <
+			(int)sizeof(script));
+	files[0].path = certs;
+	files[0].source = src;
+	files[0].public_content = true;
+	files[0].may_be_missing = false;
+	base_config(&cfg, argv);
+	cfg.protect = NULL;
+	cfg.deny_read = dr;
+	cfg.files = files;
+	cfg.n_files = 1;
+	run_cfg(&cfg, &r, 0, NULL);
+	ROW(strstr(r.out, "UHIDESECRET") == NULL, "%s: the denied file was shown through the union: %s", label, r.out);
+	ROW(r.status == -125 && strstr(r.err, "protection of") != NULL && strstr(r.err, "certs/secret.pem") != NULL,
+	    "%s: not refused naming the hidden protection: status %d, err %s, out %s", label, r.status, r.err, r.out);
+	free(r.out);
+}
+
+static void test_hidden_protection(void)
+{
+	SKIP_IF_NEEDED();
+	hidden_protection_start("overlay");
+	CU_ASSERT_FATAL(setenv("PASSAVANT_SBX_NO_OVERLAY", "1", 1) == 0);
+	hidden_protection_start("tmpfs union");
+	unsetenv("PASSAVANT_SBX_NO_OVERLAY");
+}
+
 static void test_swapped_for_links(void)
 {
 	SKIP_IF_NEEDED();
@@ -3195,6 +3251,8 @@ TEST_REGISTRAR(register_sandbox)
 	test_add(s, "review 42d: a substituted directory swapped for a link to a denied one during the start: "
 		    "nothing shown there", test_union_swapped_for_link);
 	test_add(s, "round 42: the same through the mount(2) fallback", test_swapped_for_links_fallback);
+	test_add(s, "round 44: a protection hidden by a later mount of the plan refuses the start",
+		 test_hidden_protection);
 	test_add(s, "protected file: errno of each way to write it", test_protected_errnos);
 	s = test_suite("sandbox_seccomp", suite_init, suite_cleanup);
 	test_add(s, "refused calls and no capabilities", test_seccomp);
