@@ -210,16 +210,13 @@ static enum pathwalk_act mkdirs_step(void *ctx, struct pathwalk_step *s)
 		s->err = errno;
 		return PATHWALK_GO;
 	}
-	if (s->fd >= 0 && S_ISLNK(s->st.st_mode) && m->from_root && system_link(s->dfd, s->name, s->depth)) {
-		(void)close(s->fd);
+	/* The walker opened it O_DIRECTORY: a link failed, lstat'ed. */
+	if (s->fd < 0 && s->have_st && S_ISLNK(s->st.st_mode) && m->from_root &&
+	    system_link(s->dfd, s->name, s->depth)) {
+		s->have_st = false;
 		s->fd = openat(s->dfd, s->name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (s->fd < 0)
 			s->err = errno;
-		else if (fstat(s->fd, &s->st) < 0) {
-			s->err = errno;
-			(void)close(s->fd);
-			s->fd = -1;
-		}
 	}
 	return PATHWALK_GO;
 }
@@ -230,7 +227,6 @@ int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bo
 	struct mkdirs_ctx m = {.path = path, .mode = mode, .create = create, .made = made, .madelen = madelen};
 	size_t tl = trusted != NULL ? strlen(trusted) : 0;
 	struct pathwalk_result res;
-	const char *start = "/", *c = path;
 	int fd;
 
 	if (made != NULL && madelen > 0)
@@ -253,7 +249,7 @@ int fileio_mkdirs_nolinks(const char *path, const char *trusted, mode_t mode, bo
 		fd = pathwalk(base, path + tl, PATHWALK_DIR | PATHWALK_DOT, mkdirs_step, &m, &res);
 	} else {
 		m.from_root = true;
-		fd = pathwalk(start, c, PATHWALK_DIR | PATHWALK_DOT, mkdirs_step, &m, &res);
+		fd = pathwalk("/", path, PATHWALK_DIR | PATHWALK_DOT, mkdirs_step, &m, &res);
 	}
 	if (fd < 0 && res.fd >= 0) {
 		(void)close(res.fd);

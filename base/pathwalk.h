@@ -38,16 +38,21 @@ struct pathwalk_step {
 	const char *end;  /* in the path: just past the component */
 	unsigned depth;   /* directories passed from the start: 0 for the first component */
 	bool last;        /* the path's last component */
-	int fd;           /* the component, opened O_PATH|O_NOFOLLOW, or -1 */
+	int fd;           /* the component, opened O_PATH|O_NOFOLLOW (O_DIRECTORY
+			   * too when it is to be passed through), or -1 */
 	int err;          /* fd -1: the open's errno */
-	struct stat st;   /* fd >= 0: its fstat */
+	bool have_st;     /* st holds: the last component's fstat; or, fd -1
+			   * with ENOTDIR or ELOOP, the entry's lstat (a link,
+			   * a file in the way). A directory passed through
+			   * is not fstat'ed (have_st false). */
+	struct stat st;
 };
 
 /* What the step function asks for. */
 enum pathwalk_act {
 	PATHWALK_GO,    /* judge s->fd (or s->err) and go on: a step may put
 			 * another handle in s->fd (closing the one it replaces)
-			 * with its fstat in s->st, or set fd -1 and err */
+			 * with its fstat in s->st (have_st), or set fd -1 and err */
 	PATHWALK_AGAIN, /* open the component once more (the step made it):
 			 * once per component, a second AGAIN is a GO */
 	PATHWALK_STOP,  /* end the walk here (PATHWALK_STOPPED) */

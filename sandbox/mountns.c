@@ -2242,16 +2242,16 @@ static bool host_object(const char *path, struct stat *st)
 /* What is wrong with op's mount at the handle fd (its stat st), or NULL. */
 static const char *protection_wrong(const struct sbx_op *op, int fd, const struct stat *st, const struct stat *empty)
 {
-	struct statvfs sv;
 	struct statfs sf;
 	struct stat want;
 	bool ro;
 
 	if (!fd_mount_root(fd))
 		return "it is no longer the mount made there";
-	if (fstatvfs(fd, &sv) < 0 || fstatfs(fd, &sf) < 0)
+	/* statfs's f_flags: the mount's flags, ST_RDONLY among them */
+	if (fstatfs(fd, &sf) < 0)
 		return "it cannot be looked at";
-	ro = (sv.f_flag & ST_RDONLY) != 0;
+	ro = (sf.f_flags & ST_RDONLY) != 0;
 	switch (op->kind) {
 	case SBX_OP_DENY_READ:
 		if (S_ISDIR(st->st_mode))
@@ -2268,7 +2268,12 @@ static const char *protection_wrong(const struct sbx_op *op, int fd, const struc
 			return "it is writable";
 		if (op->kind == SBX_OP_FILE && op->is_dir)
 			return NULL; /* a union: an overlay or a tmpfs of its own */
-		if (op->kind == SBX_OP_ALLOW_READ && op->looked) {
+		/* The plan's look (an allow_read's bind checked it); a
+		 * protection binds what is there at its operation, so one
+		 * that is not the plan's look, and a substituted file's
+		 * source, are compared with the host's object now. */
+		if (op->kind != SBX_OP_FILE && op->looked &&
+		    (op->kind == SBX_OP_ALLOW_READ || (st->st_dev == op->dev && st->st_ino == op->ino))) {
 			want.st_dev = op->dev;
 			want.st_ino = op->ino;
 		} else if (!host_object(op->kind == SBX_OP_FILE ? op->src : op->path, &want))
