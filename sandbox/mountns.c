@@ -2239,52 +2239,72 @@ static bool host_object(const char *path, struct stat *st)
 	return true;
 }
 
-/* What is wrong with op's mount at the handle fd (its stat st), or NULL. */
-static const char *protection_wrong(const struct sbx_op *op, int fd, const struct stat *st, const struct stat *empty)
+/*
+ * What is wrong with the mount of pl->ops[i] at the handle fd (its stat
+ * st), or NULL. A protection self-binds what is at its path at its
+ * operation: an earlier operation's mount on the same path (a deny_read
+ * cover, a bind) when there is one, so that one's content is expected;
+ * under a substituted directory's union (an overlay: its own device
+ * numbers) only read-only is checked.
+ */
+static const char *protection_wrong(const struct sbx_plan *pl, size_t i, int fd, const struct stat *st,
+				    const struct stat *empty)
 {
+	const struct sbx_op *op = &pl->ops[i], *shown = op;
 	struct statfs sf;
 	struct stat want;
-	bool ro;
+	bool ro, in_union = false;
 
+	for (size_t j = i; j-- > 0;) {
+		const struct sbx_op *o = &pl->ops[j];
+
+		if (op->kind == SBX_OP_PROTECT && shown == op && strcmp(o->path, op->path) == 0 &&
+		    o->kind != SBX_OP_PROTECT && o->kind != SBX_OP_SCRATCH)
+			shown = o;
+		if (o->kind == SBX_OP_FILE && o->is_dir && strcmp(o->path, op->path) != 0 &&
+		    at_or_below(op->path, o->path))
+			in_union = true;
+	}
 	if (!fd_mount_root(fd))
 		return "it is no longer the mount made there";
 	/* statfs's f_flags: the mount's flags, ST_RDONLY among them */
 	if (fstatfs(fd, &sf) < 0)
 		return "it cannot be looked at";
 	ro = (sf.f_flags & ST_RDONLY) != 0;
-	switch (op->kind) {
+	/* Read-only: all but a cover of a path the plan saw as a file that
+	 * is a directory now (step 6 makes the planned directories' covers
+	 * read-only; with nothing inside, an empty writable tmpfs). */
+	if (!ro && (op->kind != SBX_OP_DENY_READ || op->is_dir || !S_ISDIR(st->st_mode)))
+		return "it is writable";
+	if (in_union)
+		return NULL;
+	switch (shown->kind) {
 	case SBX_OP_DENY_READ:
 		if (S_ISDIR(st->st_mode))
-			return sf.f_type != TMPFS_MAGIC ? "its cover is gone"
-			       : op->is_dir && !ro	? "its cover is writable"
-							: NULL;
-		if (st->st_dev != empty->st_dev || st->st_ino != empty->st_ino)
-			return "its cover is gone";
-		return ro ? NULL : "its cover is writable";
-	case SBX_OP_ALLOW_READ:
+			return sf.f_type != TMPFS_MAGIC ? "its cover is gone" : NULL;
+		return st->st_dev != empty->st_dev || st->st_ino != empty->st_ino ? "its cover is gone" : NULL;
 	case SBX_OP_FILE:
-	case SBX_OP_PROTECT:
-		if (!ro)
-			return "it is writable";
-		if (op->kind == SBX_OP_FILE && op->is_dir)
+		if (shown->is_dir)
 			return NULL; /* a union: an overlay or a tmpfs of its own */
-		/* The plan's look (an allow_read's bind checked it); a
-		 * protection binds what is there at its operation, so one
-		 * that is not the plan's look, and a substituted file's
-		 * source, are compared with the host's object now. */
-		if (op->kind != SBX_OP_FILE && op->looked &&
-		    (op->kind == SBX_OP_ALLOW_READ || (st->st_dev == op->dev && st->st_ino == op->ino))) {
-			want.st_dev = op->dev;
-			want.st_ino = op->ino;
-		} else if (!host_object(op->kind == SBX_OP_FILE ? op->src : op->path, &want))
-			return NULL; /* the host's moved on (a rotated snapshot): ro is what counts */
-		return st->st_dev != want.st_dev || st->st_ino != want.st_ino ? "it shows another file or directory"
-									   : NULL;
-	case SBX_OP_ALLOW_WRITE:
-	case SBX_OP_SCRATCH:
+		if (!host_object(shown->src, &want))
+			return NULL; /* the source moved on: read-only is what counts */
 		break;
+	case SBX_OP_ALLOW_READ:
+	case SBX_OP_ALLOW_WRITE:
+	case SBX_OP_PROTECT:
+		/* The plan's look (a bind checked it); a protection binds
+		 * what is there at its operation, so one that is not the
+		 * plan's look is compared with the host's object now. */
+		if (shown->looked && (shown->kind != SBX_OP_PROTECT || (st->st_dev == shown->dev && st->st_ino == shown->ino))) {
+			want.st_dev = shown->dev;
+			want.st_ino = shown->ino;
+		} else if (!host_object(shown->path, &want))
+			return NULL; /* the host's moved on (a rotated snapshot): read-only is what counts */
+		break;
+	case SBX_OP_SCRATCH:
+		return NULL;
 	}
-	return NULL;
+	return st->st_dev != want.st_dev || st->st_ino != want.st_ino ? "it shows another file or directory" : NULL;
 }
 
 static int recheck_protections(const struct sbx_plan *pl, char *err, size_t errlen)
@@ -2325,7 +2345,7 @@ static int recheck_protections(const struct sbx_plan *pl, char *err, size_t errl
 			return protection_gone(dst, res.err == ENOENT ? "it is missing" : "it cannot be reached", err,
 					       errlen);
 		}
-		why = fstat(fd, &res.st) < 0 ? "it cannot be looked at" : protection_wrong(op, fd, &res.st, &empty);
+		why = fstat(fd, &res.st) < 0 ? "it cannot be looked at" : protection_wrong(pl, i, fd, &res.st, &empty);
 		close(fd);
 		if (why != NULL)
 			return protection_gone(dst, why, err, errlen);
