@@ -1883,6 +1883,54 @@ static void test_delta_encoding_refused(void)
 	}
 }
 
+/*
+ * Review of round 44 (review44p): the IM members the round's test did not
+ * name. An inject host's IM in another case, a list with identity in it,
+ * a second IM field, other manipulations (vcdiff, feed), and spellings of
+ * identity: refused exactly when a manipulation is named; no body (HEAD),
+ * an empty IM and another host's IM pass.
+ */
+static void test_delta_encoding_members(void)
+{
+	static const struct {
+		const char *method, *path;
+		bool inject, refused;
+	} rows[] = {
+	    {"GET", "/headers?IM=GZIP", true, true},
+	    {"GET", "/headers?im=identity%2C%20gzip", true, true},
+	    {"GET", "/headers?IM=gzip%2C%20identity", true, true},
+	    {"GET", "/headers?IM=identity&IM=vcdiff", true, true},
+	    {"GET", "/headers?Im=feed", true, true},
+	    {"GET", "/headers?IM=diffe", true, true},
+	    {"GET", "/headers?IM=Identity", true, false},
+	    {"GET", "/headers?IM=identity%09", true, false},
+	    {"GET", "/headers?IM=", true, false},
+	    {"HEAD", "/headers?IM=gzip", true, false},
+	    {"GET", "/headers?IM=gzip", false, false},
+	};
+	struct marks m;
+
+	NEED_READY();
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char req[512], *out, *aud;
+
+		mark(&m);
+		snprintf(req, sizeof(req), "%s %s%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", rows[i].method,
+			 plain_url(rows[i].inject), rows[i].path);
+		out = raw_pxs(req);
+		aud = audit_since(&m);
+		if (rows[i].refused)
+			ROW(test_has(out, "HTTP/1.1 502 ") && test_has(aud, "an RFC 3229 IM"),
+			    "row %zu (%s %s): not refused: %.300s", i, rows[i].method, rows[i].path, test_nz(out));
+		else
+			ROW(test_has(out, "HTTP/1.1 200 ") || test_has(out, "HTTP/1.1 204 "),
+			    "row %zu (%s %s, %s): refused: %.300s", i, rows[i].method, rows[i].path,
+			    rows[i].inject ? "inject host" : "another host", test_nz(out));
+		free(aud);
+		free(out);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* passavant run                                                        */
 /* ------------------------------------------------------------------ */
@@ -3211,6 +3259,9 @@ TEST_REGISTRAR(register_proxhard)
 	test_add(s, "8: RFC 3229 delta encoding: A-IM does not go up to an inject host; its 226 IM: gzip is refused "
 		    "(502)",
 		 test_delta_encoding_refused);
+	test_add(s, "8: RFC 3229 delta encoding: IM's case, lists, a second field, vcdiff/feed refused; no body, "
+		    "identity, another host pass",
+		 test_delta_encoding_members);
 	test_add(s, "7: passavant run: a leaked value in query and body refused, not logged", test_run_leak);
 	test_add(s, "method override: h1 fields refused where the rule does not allow the method",
 		 test_override_h1_header);
