@@ -815,9 +815,62 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 	return rc;
 }
 
+/*
+ * Review of round 44: go's build cache where no GOCACHE of the
+ * environment names it is as much the host's code: the GOCACHE= of go's
+ * environment file (go env -w: $GOENV, else $XDG_CONFIG_HOME/go/env,
+ * else ~/.config/go/env; its first GOCACHE= line, as go reads it), else
+ * $XDG_CACHE_HOME/go-build, else ~/.cache/go-build (os.UserCacheDir()).
+ * With allowWrite ["~/.cache"] the session's objects were linked as
+ * found by the host's next go build. Absolute values only (go refuses
+ * the others). path: PATH_MAX bytes. true when there is one.
+ */
+static bool go_cache_default(const struct plan_host *h, char *path)
+{
+	const char *genv = host_env_get(h, "GOENV"), *cfg = host_env_get(h, "XDG_CONFIG_HOME"),
+		   *cache = host_env_get(h, "XDG_CACHE_HOME");
+	char file[PATH_MAX];
+	bool found = false;
+	size_t len = 0;
+	char *text = NULL;
+
+	if (genv != NULL && genv[0] != '\0')
+		found = strcmp(genv, "off") != 0 && genv[0] == '/' &&
+			snprintf(file, sizeof(file), "%s", genv) < (int)sizeof(file);
+	else if (cfg != NULL && cfg[0] == '/')
+		found = snprintf(file, sizeof(file), "%s/go/env", cfg) < (int)sizeof(file);
+	else if (h->home != NULL && h->home[0] == '/')
+		found = snprintf(file, sizeof(file), "%s/.config/go/env", h->home) < (int)sizeof(file);
+	if (found)
+		text = fileio_read(file, 4u << 20, 0, &len, NULL);
+	found = false;
+	for (char *line = text; line != NULL && *line != '\0' && !found;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line);
+
+		if (n > 8 && strncmp(line, "GOCACHE=", 8) == 0) {
+			/* the first one wins; a relative one go refuses */
+			if (line[8] != '/')
+				break;
+			found = snprintf(path, PATH_MAX, "%.*s", (int)(n - 8), line + 8) < PATH_MAX;
+			break;
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	free(text);
+	if (found)
+		return true;
+	if (cache != NULL && cache[0] == '/')
+		return snprintf(path, PATH_MAX, "%s/go-build", cache) < PATH_MAX;
+	return h->home != NULL && h->home[0] == '/' &&
+	       snprintf(path, PATH_MAX, "%s/.cache/go-build", h->home) < PATH_MAX;
+}
+
 static int plan_session_homes(struct run_plan *pl, const struct plan_host *h)
 {
 	static const char *const vars[] = {"COREPACK_HOME", "GOCACHE"};
+	const char *gocache = host_env_get(h, "GOCACHE");
+	char path[PATH_MAX];
 
 	for (size_t i = 0; i < ARRAY_LEN(vars); i++) {
 		const char *v = host_env_get(h, vars[i]);
@@ -825,6 +878,9 @@ static int plan_session_homes(struct run_plan *pl, const struct plan_host *h)
 		if (v != NULL && session_tree(pl, v, strlen(v), NULL, true) < 0)
 			return -1;
 	}
+	if ((gocache == NULL || gocache[0] == '\0') && go_cache_default(h, path) &&
+	    session_tree(pl, path, strlen(path), NULL, true) < 0)
+		return -1;
 	return each_dir_up(pl, h, pnpm_workspace_of);
 }
 

@@ -132,6 +132,10 @@ static int run_tool(const char *home, const char *cwd, const char *const *env, c
 	argv[n++] = "COREPACK_HOME";
 	argv[n++] = "-u";
 	argv[n++] = "XDG_STATE_HOME";
+	argv[n++] = "-u";
+	argv[n++] = "XDG_CACHE_HOME";
+	argv[n++] = "-u";
+	argv[n++] = "GOENV";
 	argv[n++] = h;
 	argv[n++] = "PATH=" SAFE_PATH;
 	argv[n++] = "TMPDIR=/tmp";
@@ -425,6 +429,70 @@ static void test_gocache_session(void)
 	free(err);
 }
 
+/*
+ * Review of round 44 (review44c): go's build cache where no GOCACHE
+ * names it, the default ~/.cache/go-build ($XDG_CACHE_HOME/go-build),
+ * or where `go env -w GOCACHE=...` put it (the file $GOENV,
+ * ~/.config/go/env), is the same tree as a GOCACHE: go links the
+ * objects it finds there under an action's hash as they are, so with
+ * allowWrite ["~/.cache"] (a usual way to let tools work) the session's
+ * plant ran in the host's next go build. It is the session's own now
+ * where a writable tree holds it. On fix44c's code: go's cache and the
+ * plant reached the host's ~/.cache/go-build and the go env file's cache.
+ */
+static void test_gocache_default(void)
+{
+	const char *xdg[] = {"XDG_CACHE_HOME=@h6/xc", NULL};
+	const char *script = GO_ENV "go build -o /tmp/hello . && /tmp/hello; echo build=$?\n"
+				    "echo x > \"$(go env GOCACHE)/README\"; echo readme=$?\n"
+				    "mkdir -p \"$(go env GOCACHE)/00\" && echo x > \"$(go env GOCACHE)/00/plant-d\"; "
+				    "echo plant=$?\n";
+	const char *dirs[] = {"h6/.cache/go-build", "h6/xc/go-build", "h6/gc"};
+	char pol[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/go", X_OK) != 0) {
+		TEST_SKIP("no /usr/bin/go");
+		return;
+	}
+	CU_ASSERT_FATAL(go_module("w6") == 0 && mkdirs("h6/.config/go") == 0 && mkdirs("h6/xc") == 0);
+	for (size_t i = 0; i < 3; i++) {
+		char p[PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/README", dirs[i]);
+		CU_ASSERT_FATAL(mkdirs(dirs[i]) == 0 && put(p, "host\n") == 0);
+	}
+	CU_ASSERT_FATAL(policy(pol, "w6.yaml", "h6/.cache,h6/xc,h6/gc,w6") != NULL);
+	for (size_t i = 0; i < 3; i++) {
+		char p[PATH_MAX], full[PATH_MAX], text[PATH_MAX + 16], *t;
+
+		/* 0: ~/.cache/go-build; 1: $XDG_CACHE_HOME/go-build; 2: the go env file's GOCACHE */
+		if (i == 2) {
+			snprintf(text, sizeof(text), "GOCACHE=%s/h6/gc\n", root);
+			CU_ASSERT_FATAL(put("h6/.config/go/env", text) == 0);
+		}
+		st = run_tool("h6", "w6", i == 1 ? xdg : NULL, pol, script, &out, &err);
+		ROW(st == 0 && test_has(out, "hello-ran\nbuild=0\n"), "go build with the cache in %s failed: %s",
+		    dirs[i], err ? err : "");
+		ROW(test_has(out, "readme=0\n") && test_has(out, "plant=0\n"), "the session's cache in %s not writable: %s",
+		    dirs[i], out ? out : "");
+		snprintf(p, sizeof(p), "%s/README", dirs[i]);
+		t = test_read_file(at(full, p), NULL);
+		ROW(t != NULL && strcmp(t, "host\n") == 0, "the host's go build cache %s was written", dirs[i]);
+		free(t);
+		snprintf(p, sizeof(p), "%s/00/plant-d", dirs[i]);
+		ROW(!exists(p), "the session's plant reached the host's go build cache %s", dirs[i]);
+		snprintf(p, sizeof(p), "%s/trim.txt", dirs[i]);
+		ROW(!exists(p), "go's cache reached the host's %s", dirs[i]);
+		if (st != 0 || !test_has(out, "build=0"))
+			show(st, out, err);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
 TEST_REGISTRAR(register_run_tools)
 {
 	CU_pSuite s = test_suite("run_tools", suite_init, suite_cleanup);
@@ -440,4 +508,7 @@ TEST_REGISTRAR(register_run_tools)
 		 test_corepack_pnpm_workspace);
 	test_add(s, "round 44: GOCACHE in the project the session's own: go build works, the host's cache unwritten",
 		 test_gocache_session);
+	test_add(s, "review of round 44: go's build cache where no GOCACHE names it (~/.cache/go-build, "
+		    "$XDG_CACHE_HOME/go-build, go env -w GOCACHE) the session's own",
+		 test_gocache_default);
 }
