@@ -763,6 +763,43 @@ static int session_tree(struct run_plan *pl, const char *dir, size_t n, const ch
 	return 0;
 }
 
+/*
+ * Review of round 44: cacheDir or storeDir as a key (after a quote,
+ * white space and ':', or at the line's end) in a form the line reader
+ * below does not read: quoted, indented, in a flow mapping, "? key",
+ * the value on the next line, an anchor, alias, tag or block scalar, a
+ * double-quoted escape. pnpm's YAML reader reads them all: fail closed.
+ */
+static bool pnpm_key_unread(const char *line, size_t n)
+{
+	static const char *const keys[] = {"cacheDir", "storeDir"};
+	size_t s = strspn(line, " \t");
+
+	if (s < n && line[s] == '#')
+		return false;
+	for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
+		for (size_t p = 0; p + 8 <= n; p++) {
+			size_t q = p + 8, v;
+
+			if (memcmp(line + p, keys[i], 8) != 0)
+				continue;
+			if (q < n && (line[q] == '"' || line[q] == '\''))
+				q++;
+			while (q < n && (line[q] == ' ' || line[q] == '\t'))
+				q++;
+			if (q < n && line[q] != ':' && line[q] != '\r')
+				continue;
+			if (p != 0 || q != 8 || q + 1 >= n || (line[9] != ' ' && line[9] != '\t'))
+				return true;
+			v = 9 + strspn(line + 9, " \t");
+			if (v >= n || line[v] == '\r' || strchr("&*!|>{[@`%", line[v]) != NULL ||
+			    (line[v] == '"' && memchr(line + v, '\\', n - v) != NULL))
+				return true;
+		}
+	}
+	return false;
+}
+
 static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, const char *dir)
 {
 	char path[PATH_MAX], val[PATH_MAX];
@@ -776,12 +813,22 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 	text = fileio_read(path, 1u << 20, 0, &len, NULL);
 	if (text == NULL)
 		return 0;
-	for (char *line = text; rc == 0 && line != NULL && *line != '\0';) {
+	/* a byte order mark, which YAML skips */
+	for (char *line = text + (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0);
+	     rc == 0 && line != NULL && *line != '\0';) {
 		char *nl = strchr(line, '\n');
 		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line), k, v;
 		bool cache = n > 9 && strncmp(line, "cacheDir:", 9) == 0;
 		bool store = n > 9 && strncmp(line, "storeDir:", 9) == 0;
 
+		if (pnpm_key_unread(line, n)) {
+			log_warnx("%s: \"%.*s\": cacheDir or storeDir written in a form passavant does not read "
+				  "(pnpm does): not started; write it on one line at the start, a plain or "
+				  "quoted value without escapes (cacheDir: /path)",
+				  path, (int)(n > 200 ? 200 : n), line);
+			rc = -1;
+			break;
+		}
 		if (cache || store) {
 			for (k = 9; k < n && (line[k] == ' ' || line[k] == '\t'); k++)
 				;

@@ -493,6 +493,47 @@ static void test_gocache_default(void)
 	}
 }
 
+/*
+ * Review of round 44 (review44c): pnpm-workspace.yaml's cacheDir and
+ * storeDir in the forms pnpm's YAML reader takes and the line reader
+ * did not (the value on the next line, a quoted key, an anchor, a key
+ * after a space, a flow mapping): read as absent, so the dlx/ tree the
+ * next `pnpm dlx` runs stayed the host's. They refuse the start now,
+ * naming the file; a byte order mark before the key is read as pnpm
+ * does, a comment naming cacheDir is no key. On fix44c's 0f94340 each
+ * odd form started (5 checks) and the BOM'd dlx/ plant reached the host.
+ */
+static void test_pnpm_workspace_forms(void)
+{
+	const char *odd[] = {"cacheDir:\n  ../pc7\n", "\"cacheDir\": ../pc7\n", "cacheDir: &c ../pc7\n",
+			     "storeDir : ../pc7\n", "{cacheDir: ../pc7, packages: [a]}\n"};
+	char pol[PATH_MAX], text[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("h7") == 0 && mkdirs("pc7") == 0 && mkdirs("w7") == 0 &&
+			policy(pol, "w7.yaml", "pc7,w7") != NULL);
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		CU_ASSERT_FATAL(put("w7/pnpm-workspace.yaml", odd[i]) == 0);
+		st = run_tool("h7", "w7", NULL, pol, "echo started\n", &out, &err);
+		ROW(st != 0 && !test_has(out, "started") && test_has(err, "pnpm-workspace.yaml") &&
+			    test_has(err, "not started"),
+		    "pnpm-workspace.yaml %zu (%s) started, or no reason: %s", i, odd[i], err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	CU_ASSERT_FATAL(put("w7/pnpm-workspace.yaml", "\xef\xbb\xbf" "cacheDir: ../pc7\n# cacheDir: elsewhere\n") == 0);
+	snprintf(text, sizeof(text), "mkdir -p %1$s/pc7/dlx/abc && echo x > %1$s/pc7/dlx/abc/plant; echo dlx=$?\n",
+		 root);
+	st = run_tool("h7", "w7", NULL, pol, text, &out, &err);
+	ROW(st == 0 && test_has(out, "dlx=0\n") && !exists("pc7/dlx/abc/plant"),
+	    "a byte order mark before cacheDir: dlx/ written on the host, or not started: %s %s", out ? out : "",
+	    err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_run_tools)
 {
 	CU_pSuite s = test_suite("run_tools", suite_init, suite_cleanup);
@@ -511,4 +552,7 @@ TEST_REGISTRAR(register_run_tools)
 	test_add(s, "review of round 44: go's build cache where no GOCACHE names it (~/.cache/go-build, "
 		    "$XDG_CACHE_HOME/go-build, go env -w GOCACHE) the session's own",
 		 test_gocache_default);
+	test_add(s, "review of round 44: pnpm-workspace.yaml's cacheDir in forms the line reader does not read "
+		    "refuses the start; a byte order mark is read",
+		 test_pnpm_workspace_forms);
 }
