@@ -120,10 +120,12 @@ const char *cmask_case_real(const cmask_t *m)
 	return mask_exch_body_case_real(m->x);
 }
 
-/* A byte of ASCII's printable range (a text's first characters). */
+/* A byte of ASCII's printable range, or a blank a text begins with (tab,
+ * CR, LF: pretty JSON's "{\n", a leading newline; review44p2): a text's
+ * first characters. */
 static bool printable(unsigned char b)
 {
-	return b >= 0x20 && b < 0x7f;
+	return (b >= 0x20 && b < 0x7f) || b == '\t' || b == '\n' || b == '\r';
 }
 
 /*
@@ -131,8 +133,8 @@ static bool printable(unsigned char b)
  * all, data[0..len) the next ones): true once they are UTF-16's or
  * UTF-32's, whatever the Content-Type said, or none: a byte order mark
  * (FE FF, FF FE, which UTF-32LE's FF FE 00 00 begins with, 00 00 FE FF),
- * or two printable ASCII characters each with a NUL after it (UTF-16LE)
- * or before it (UTF-16BE). A real value in such a body is no byte string
+ * or two printable ASCII characters (or tab, CR, LF) each with a NUL
+ * after it (UTF-16LE) or before it (UTF-16BE). A real value in such a body is no byte string
  * the re-masker knows (its NUL-interleaved form), so the body is cut.
  */
 static bool lead_wide(struct cdir *d, const unsigned char *data, size_t len)
