@@ -1215,6 +1215,19 @@ static int plan_list(struct sbx_builder *b, const char *const *list, enum sbx_op
 		if (c == NULL || sbx_memo_stat(b->memo, c, &st) < 0) {
 			rc = errno;
 			free(c);
+			/* Review44d: EACCES below a directory of this uid's
+			 * own is no reason to skip: the command, its owner,
+			 * chmods it (u+x) and reads the path. Only another
+			 * user's directory keeps it out of reach. */
+			if (kind == SBX_OP_DENY_READ && rc == EACCES && !below_foreign_unsearchable(s)) {
+				errbuf_set_errno(err, errlen, EACCES,
+						 "cannot check deny_read path %s: a directory of yours on its path cannot be "
+						 "searched, and the command could give the right back (chmod u+x) and read "
+						 "it; make the directory searchable (chmod u+x) so that the path is hidden",
+						 s);
+				free(s);
+				return -1;
+			}
 			if (kind == SBX_OP_DENY_READ && unseen(b, s, err, errlen) < 0) {
 				free(s);
 				return -1;

@@ -1584,6 +1584,62 @@ out:
 	free(err);
 }
 
+/*
+ * Review44d: a denyRead path below a directory of the user's own that
+ * the user cannot search (mode 000, its group not the user's) was taken
+ * as out of reach and not hidden: the command, its owner, chmods the
+ * directory back and read the file. The start is refused now, naming
+ * what to do; only another user's directory is out of reach.
+ */
+static void test_unprivileged_unsearchable_deny(void)
+{
+	char buf[PATH_MAX], pol[PATH_MAX], dir[PATH_MAX], ubin[PATH_MAX], henv[PATH_MAX + 8];
+	char text[2 * PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to become uid 65534");
+		return;
+	}
+	at(ubin, "u-bin-lk");
+	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
+	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(ubin, "u-bin-lk/passavant"), 0755) == 0);
+	at(dir, "u-lk");
+	at(pol, "u-lk-policy.yaml");
+	snprintf(text, sizeof(text),
+		 "network:\n  allowedDomains: []\nfilesystem:\n  denyRead: [\"%s/locked/secret\"]\n"
+		 "  allowWrite: [\"%s\"]\n",
+		 dir, dir);
+	CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 && mkdir(at(buf, "u-lk/locked"), 0700) == 0);
+	CU_ASSERT_FATAL(test_write_file_mode(at(buf, "u-lk/locked/secret"), "LOCKED-SECRET\n", 0644) == 0 &&
+			test_write_file_mode(pol, text, 0644) == 0);
+	CU_ASSERT_FATAL(chown(dir, 65534, 65534) == 0 && chown(at(buf, "u-lk/locked/secret"), 65534, 65534) == 0 &&
+			chown(at(buf, "u-lk/locked"), 65534, 0) == 0 && chmod(at(buf, "u-lk/locked"), 0) == 0 &&
+			chown(pol, 65534, 65534) == 0);
+	snprintf(henv, sizeof(henv), "HOME=%s", dir);
+	at(ubin, "u-bin-lk/passavant");
+	{
+		char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-C", dir,
+				 henv, "PATH=" SAFE_PATH, "TMPDIR=/tmp", ubin, "run", "-p", pol, "--", "sh", "-c",
+				 "chmod 700 locked; cat locked/secret", NULL };
+
+		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	}
+	if (st == 125 && test_has(err, "namespaces")) {
+		TEST_SKIP("uid 65534 cannot create namespaces: %s", err);
+		goto out;
+	}
+	ROW(!test_has(out, "LOCKED-SECRET"), "the denied file was read after a chmod u+x: %s", out ? out : "");
+	ROW(st == 125 && test_has(err, "cannot be searched") && test_has(err, "locked/secret"),
+	    "not refused naming the path: status %d, err %s", st, err ? err : "");
+	/* The mode back, for the fixtures' removal. */
+	(void)chmod(at(buf, "u-lk/locked"), 0700);
+out:
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------------ */
 /* passavant proxy: the masking sources of the session directory        */
 /* ------------------------------------------------------------------ */
@@ -2526,6 +2582,8 @@ TEST_REGISTRAR(register_run)
 		 test_proxy_session_masks);
 	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
+	test_add(s, "review 44d: as uid 65534, a denyRead path below an unsearchable directory of its own: refused",
+		 test_unprivileged_unsearchable_deny);
 	/* Last: its own fixtures when run alone (TEST_FILTER=run_links). */
 	s = test_suite("run_links", suite_init, run_fixtures_down);
 	test_add(s, "--audit and audit.path through a planted link: 125, nothing written",
