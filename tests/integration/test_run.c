@@ -1594,7 +1594,7 @@ out:
 static void test_unprivileged_unsearchable_deny(void)
 {
 	char buf[PATH_MAX], pol[PATH_MAX], dir[PATH_MAX], ubin[PATH_MAX], henv[PATH_MAX + 8];
-	char text[2 * PATH_MAX], *out = NULL, *err = NULL;
+	char text[3 * PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
@@ -1617,7 +1617,9 @@ static void test_unprivileged_unsearchable_deny(void)
 	CU_ASSERT_FATAL(chown(dir, 65534, 65534) == 0 && chown(at(buf, "u-lk/locked/secret"), 65534, 65534) == 0 &&
 			chown(at(buf, "u-lk/locked"), 65534, 0) == 0 && chmod(at(buf, "u-lk/locked"), 0) == 0 &&
 			chown(pol, 65534, 65534) == 0);
-	snprintf(henv, sizeof(henv), "HOME=%s", dir);
+	/* HOME elsewhere: its entries are read-only inside (no chmod). */
+	CU_ASSERT_FATAL(mkdir(at(buf, "u-lk-home"), 0755) == 0 && chown(buf, 65534, 65534) == 0);
+	snprintf(henv, sizeof(henv), "HOME=%s", buf);
 	at(ubin, "u-bin-lk/passavant");
 	{
 		char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-C", dir,
