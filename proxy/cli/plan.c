@@ -372,7 +372,7 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const str
 	}
 	shared_runtime(host_env_get(h, "XDG_RUNTIME_DIR"), runtime, own_run);
 	for (size_t v = 0; v < ARRAY_LEN(vars); v++) {
-		const char *val = host_env_get(h, vars[v]), *by = NULL, *tree = NULL;
+		const char *val = host_env_get(h, vars[v]), *by = NULL, *tree = NULL, *denied = NULL;
 		bool shared = false;
 
 		if (val == NULL || val[0] != '/' || realpath(val, real) == NULL || strcmp(real, "/tmp") == 0)
@@ -386,9 +386,21 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const str
 			if (realpath(pl->allow_write.v[j], w) != NULL && path_under(real, w))
 				tree = pl->allow_write.v[j];
 		}
-		if (by == NULL && tree != NULL)
+		/* review44t: in a tree but below a policy denyWrite or denyRead
+		 * (allowWrite ".", denyWrite "./build-tmp"): read-only or
+		 * hidden there, mktemp failed as before round 44. */
+		for (size_t j = 0; tree != NULL && by == NULL && denied == NULL &&
+				   j < pl->deny_write.n + pl->deny_read.n;
+		     j++) {
+			const char *d = j < pl->deny_write.n ? pl->deny_write.v[j] : pl->deny_read.v[j - pl->deny_write.n];
+			char dr[PATH_MAX];
+
+			if (path_under(real, d) || (realpath(d, dr) != NULL && path_under(real, dr)))
+				denied = d;
+		}
+		if (by == NULL && tree != NULL && denied == NULL)
 			continue;
-		if (by == NULL) {
+		if (by == NULL && denied == NULL) {
 			/* real or a directory above it (/var/tmp/u1000). */
 			char up[PATH_MAX], *cut;
 
@@ -417,6 +429,12 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const str
 				"passavant: %s=%s lies in %s, which is read-only in this session; the command's %s "
 				"is /tmp, the sandbox's own (to keep yours, name %s in filesystem.allowWrite)\n",
 				vars[v], val, by, vars[v], by);
+		else if (denied != NULL)
+			fprintf(stderr,
+				"passavant: %s=%s lies in %s, which the policy denies (filesystem.denyWrite or "
+				"denyRead) in this session; the command's %s is /tmp, the sandbox's own (private to "
+				"this session, gone when the command ends)\n",
+				vars[v], val, denied, vars[v]);
 		else if (shared)
 			fprintf(stderr,
 				"passavant: %s=%s is in a directory the host's other programs and users share (a "
@@ -1998,6 +2016,71 @@ static int protect_home_links(struct strv *sv, const struct strv *awr, const cha
 	return rc;
 }
 
+/*
+ * The homes of the host's other users, canonical and each once: each home
+ * of /etc/passwd (the local file: no directory service is listed at every
+ * start) and each directory of /home, other than the user's own (HOME,
+ * the password database's) and "/". At most OTHER_USER_HOMES of them,
+ * counted on the distinct directories (review44t: the system accounts of
+ * /etc/passwd, most with no home, and a home listed by both counted
+ * against the limit, which past it left the rest readable without a
+ * word); past the limit a warning names it. 0, or -1 after logging.
+ */
+#define OTHER_USER_HOMES 256
+
+static int other_user_homes(struct strv *out, const struct plan_host *h)
+{
+	char own[PATH_MAX] = "", own_pw[PATH_MAX] = "", real[PATH_MAX];
+	bool over = false;
+	FILE *f;
+	glob_t g;
+	int rc = 0, gr;
+
+	if (h->home == NULL || realpath(h->home, own) == NULL)
+		own[0] = '\0';
+	if (h->pw_home == NULL || realpath(h->pw_home, own_pw) == NULL)
+		own_pw[0] = '\0';
+	memset(&g, 0, sizeof(g));
+	gr = glob("/home/*", GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
+	f = fopen("/etc/passwd", "re");
+	for (size_t i = 0; rc == 0 && !over;) {
+		const char *dir = NULL;
+		struct passwd *pw;
+		struct stat st;
+
+		if (f != NULL && (pw = fgetpwent(f)) != NULL) {
+			if (pw->pw_uid == geteuid())
+				continue;
+			dir = pw->pw_dir;
+		} else if (gr == 0 && i < g.gl_pathc) {
+			dir = g.gl_pathv[i++];
+		} else {
+			break;
+		}
+		if (dir == NULL || dir[0] != '/' || realpath(dir, real) == NULL || strcmp(real, "/") == 0 ||
+		    stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || strcmp(real, own) == 0 ||
+		    strcmp(real, own_pw) == 0 || strv_has(out, real))
+			continue;
+		if (out->n >= OTHER_USER_HOMES)
+			over = true;
+		else
+			rc = strv_add(out, real);
+	}
+	if (f != NULL)
+		(void)fclose(f);
+	if (gr == 0)
+		globfree(&g);
+	if (rc < 0) {
+		log_warn("run: the homes of the other users");
+		return -1;
+	}
+	if (over)
+		log_warnx("run: more than %d homes of other users (/etc/passwd, /home): the stores of the ones "
+			  "past %s are not covered in this session",
+			  OTHER_USER_HOMES, out->v[out->n - 1]);
+	return 0;
+}
+
 /* The HOME class rule for each home (home, pw_home: canonical or NULL)
  * that a writable tree holds; the working directory counts as one. And
  * for the configuration directory of the host's programs (~/.config,
@@ -2058,6 +2141,23 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 			    realpath(cfg, dir) != NULL && held_by(&awr, dir) && !covered_whole(&awr, held, nheld, dir))
 				rc = protect_home_entries(sv, cover, &awr, dir, NULL, 0);
 		}
+	}
+	/* review44t: the home of another user that a writable tree holds
+	 * (root run from /home, or from /home/bob; a tree holding the home
+	 * of a service account, /srv/git): the same rule, as that user's
+	 * shell runs its start-up files and sshd reads its
+	 * ~/.ssh/authorized_keys, outside the sandbox and as that user.
+	 * One the process cannot list is left (it cannot make an entry
+	 * there; an existing one writable through its mode is not covered:
+	 * docs/sandbox.md). */
+	if (rc == 0) {
+		struct strv others = {0};
+
+		rc = other_user_homes(&others, h);
+		for (size_t i = 0; rc == 0 && i < others.n; i++)
+			if (held_by(&awr, others.v[i]) && access(others.v[i], R_OK | X_OK) == 0)
+				rc = protect_home_entries(sv, cover, &awr, others.v[i], NULL, 0);
+		strv_free(&others);
 	}
 	/* $XDG_CONFIG_HOME and $XDG_DATA_HOME where the command's
 	 * environment puts them. */
@@ -6087,17 +6187,10 @@ static int plan_sys(struct run_plan *pl, const struct plan_host *h, const struct
  * allowRead names that path. At most OTHER_USER_HOMES homes. 0, or -1
  * after logging (ENOMEM).
  */
-#define OTHER_USER_HOMES 256
-
-static int other_user_home(struct run_plan *pl, const char *dir, const char *own, const char *own_pw,
-			   const char *cwd)
+static int other_user_home(struct run_plan *pl, const char *real, const char *cwd)
 {
-	char real[PATH_MAX], path[PATH_MAX], rp[PATH_MAX];
-	struct stat st;
+	char path[PATH_MAX], rp[PATH_MAX];
 
-	if (dir == NULL || dir[0] != '/' || realpath(dir, real) == NULL || strcmp(real, "/") == 0 ||
-	    stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || strcmp(real, own) == 0 || strcmp(real, own_pw) == 0)
-		return 0;
 	for (size_t i = 0; i < pl->deny_read.n; i++)
 		if (path_under(real, pl->deny_read.v[i]))
 			return 0; /* denied whole already (/root) */
@@ -6133,35 +6226,14 @@ static int other_user_home(struct run_plan *pl, const char *dir, const char *own
 
 static int plan_other_users(struct run_plan *pl, const struct plan_host *h)
 {
-	char own[PATH_MAX] = "", own_pw[PATH_MAX] = "", cwd_buf[PATH_MAX];
+	char cwd_buf[PATH_MAX];
 	const char *cwd = h->cwd != NULL && realpath(h->cwd, cwd_buf) != NULL ? cwd_buf : NULL;
-	size_t n = 0;
-	FILE *f;
-	glob_t g;
-	int rc = 0, gr;
+	struct strv homes = {0};
+	int rc = other_user_homes(&homes, h);
 
-	if (h->home == NULL || realpath(h->home, own) == NULL)
-		own[0] = '\0';
-	if (h->pw_home == NULL || realpath(h->pw_home, own_pw) == NULL)
-		own_pw[0] = '\0';
-	f = fopen("/etc/passwd", "re");
-	if (f != NULL) {
-		struct passwd *pw;
-
-		while (rc == 0 && n < OTHER_USER_HOMES && (pw = fgetpwent(f)) != NULL) {
-			if (pw->pw_uid == geteuid())
-				continue;
-			n++;
-			rc = other_user_home(pl, pw->pw_dir, own, own_pw, cwd);
-		}
-		(void)fclose(f);
-	}
-	memset(&g, 0, sizeof(g));
-	gr = glob("/home/*", GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
-	for (size_t i = 0; rc == 0 && gr == 0 && i < g.gl_pathc && n < OTHER_USER_HOMES; i++, n++)
-		rc = other_user_home(pl, g.gl_pathv[i], own, own_pw, cwd);
-	if (gr == 0)
-		globfree(&g);
+	for (size_t i = 0; rc == 0 && i < homes.n; i++)
+		rc = other_user_home(pl, homes.v[i], cwd);
+	strv_free(&homes);
 	return rc;
 }
 

@@ -5721,6 +5721,91 @@ static void test_other_users_r44(void)
 	(void)rmdir(bob);
 }
 
+/*
+ * review44t: the write twin of test_other_users_r44. The HOME class rule
+ * (every entry of a home a writable tree holds is read-only) held for
+ * the user's own home alone: root run from another user's home (or from
+ * /home) had that user's ~/.bashrc and every other entry writable, for
+ * the user's next shell to run outside the sandbox. A file the command
+ * makes there, and one named in allowWrite, stay writable.
+ */
+static void test_other_users_write_r44(void)
+{
+	char bob[64], cmd[4 * PATH_MAX], f[128], pol[PATH_MAX];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL, *text;
+	const char *names[] = {".bashrc", ".pv-toolrc", "notes"};
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/home", W_OK) < 0)
+		return;
+	snprintf(bob, sizeof(bob), "/home/pv-r44w-bob-%ld", (long)getpid());
+	CU_ASSERT_FATAL(mkdir(bob, 0755) == 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(f, sizeof(f), "%s/%s", bob, names[i]);
+		CU_ASSERT_FATAL(mkfile(f, "original\n") == 0);
+	}
+	CU_ASSERT_FATAL(write_policy("r44w.yaml", "filesystem:\n  allowWrite: [\".\", \"./notes\"]\n") == 0);
+	(void)at(pol, "r44w.yaml");
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && env -i HOME=/root PATH=/usr/bin:/bin TMPDIR=/tmp '%s' run -q -p '%s' -- sh -c "
+		 "'for f in .bashrc .pv-toolrc; do echo pwn >> $f && echo wrote-$f; done; echo n >> notes && "
+		 "echo wrote-notes; echo new > .new && echo wrote-new'; echo status=$?",
+		 bob, test_passavant_bin(), pol);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, "wrote-new\n") && test_has(out, "wrote-notes\n"),
+	    "run from another user's home: the command did not run: %s %s", out ? out : "", err ? err : "");
+	ROW(!test_has(out, "wrote-.bashrc") && !test_has(out, "wrote-.pv-toolrc"),
+	    "another user's home entries were writable: %s", out ? out : "");
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(f, sizeof(f), "%s/%s", bob, names[i]);
+		text = test_read_file(f, NULL);
+		ROW(text != NULL && strcmp(text, "original\n") == 0, "%s changed: %s", f, text ? text : "(gone)");
+		free(text);
+	}
+	free(out);
+	free(err);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", bob);
+	CU_ASSERT(system(cmd) == 0);
+}
+
+/*
+ * review44t: a TMPDIR (here TMP: TMPDIR is where passavant makes its
+ * session directories) in a writable tree below a denyWrite or denyRead of
+ * the policy (allowWrite ".", denyWrite "./ro-tmp") was passed on as a
+ * directory of the tree: read-only or hidden there, mktemp failed. Now
+ * the command's TMPDIR is /tmp, with a notice naming the deny.
+ */
+static void test_tmpdir_denied_r44(void)
+{
+	char proj[PATH_MAX], pol[PATH_MAX], cmd[4 * PATH_MAX];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("r44t/proj/ro-tmp") == 0 && mkdirs("r44t/proj/hid-tmp") == 0 &&
+			write_policy("r44t.yaml", "filesystem:\n  allowWrite: [\".\"]\n  denyWrite: [\"./ro-tmp\"]\n"
+						  "  denyRead: [\"./hid-tmp\"]\n") == 0);
+	(void)at(proj, "r44t/proj");
+	(void)at(pol, "r44t.yaml");
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && env TMPDIR=/tmp TMP='%s/%s' '%s' run -p '%s' -- sh -c 'echo T=$TMP; mktemp -p \"$TMP\" "
+			 ">/dev/null && echo mktemp-ok'; echo status=$?",
+			 proj, proj, i == 0 ? "ro-tmp" : "hid-tmp", test_passavant_bin(), pol);
+		rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+		ROW(rc == 0 && test_has(out, "status=0\n") && test_has(out, "T=/tmp\n") && test_has(out, "mktemp-ok\n"),
+		    "TMPDIR below a %s: not the sandbox's /tmp: %s %s", i == 0 ? "denyWrite" : "denyRead", out ? out : "",
+		    err ? err : "");
+		ROW(test_has(err, "which the policy denies"), "TMPDIR below a deny: no notice: %s", err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
 TEST_REGISTRAR(register_fsharden)
 {
 	CU_pSuite s = test_suite("fsharden", suite_init, suite_cleanup);
@@ -5901,6 +5986,10 @@ TEST_REGISTRAR(register_fsharden)
 		 test_shared_dirs_r44);
 	test_add(s, "round 44: another user's stores readable through their mode (~/.netrc 0644, ~/.ssh 0711 with an "
 		 "id_rsa 0644): covered, as root and as nobody", test_other_users_r44);
+	test_add(s, "review44t: another user's home that a writable tree holds (root run from /home/bob): its "
+		 "entries read-only (~/.bashrc, any dot file), as the user's own", test_other_users_write_r44);
+	test_add(s, "review44t: a TMPDIR in a writable tree below a denyWrite or denyRead is the sandbox's /tmp",
+		 test_tmpdir_denied_r44);
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
 		    "$npm_config_globalconfig, ${VAR?}, a relative cache=)",
 		 test_npmrc_caches_read_as_npm);
