@@ -226,9 +226,7 @@ static void on_stop(int sig)
  * were overwritten. A write that fails (ENOSPC, EDQUOT, EIO, EFBIG) is
  * not the command's to see any more: the rest is read and dropped, so it
  * ends as it would have, and the exit status is that errno, which `run`
- * reports (0: all written). A reader that is gone (EPIPE, ECONNRESET,
- * ENOTCONN) ends the copy at once: the command sees it at its next
- * write, as it would have without the copy.
+ * reports (0: all written).
  */
 NORETURN static void copy_out(int in, int out)
 {
@@ -276,14 +274,6 @@ NORETURN static void copy_out(int in, int out)
 				struct pollfd pf = {.fd = out, .events = POLLOUT};
 
 				(void)poll(&pf, 1, -1);
-			} else if (w < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
-				/* The reader is gone (a socket's peer, a
-				 * FIFO's reader): we end, so the command's
-				 * next write gets EPIPE or SIGPIPE as it did
-				 * from the socket or FIFO itself; dropped, a
-				 * producer that ends on it (`yes`, `find /`)
-				 * ran on for nothing (review of round 44). */
-				_exit(errno);
 			} else if (w < 0 && errno != EINTR) {
 				failed = errno > 0 && errno < 256 ? errno : EIO;
 			} else if (w == 0) {
