@@ -562,9 +562,8 @@ bool sbx_stdio_keys_foreign(void)
 }
 
 /*
- * A descriptor passed as it is (an anonymous pipe; a memory device, which
- * the child reopens anyway) is the open file the host's other holders
- * write or read through: the
+ * A descriptor passed as it is (an anonymous pipe, an anonymous inode) is
+ * the open file the host's other holders write or read through: the
  * file status flags the command sets with F_SETFL (O_NONBLOCK, O_APPEND,
  * O_ASYNC, O_DIRECT) and a pipe's size (F_SETPIPE_SZ) are theirs too and
  * outlasted the run (round 44 of the attack: O_NONBLOCK left on the
