@@ -85,9 +85,7 @@ enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_TTY, STDIO_REFUSE_DIR, STDIO_REFU
  * such sockets as stdio; journald's stream is one): `shutdown()` on it
  * cut passavant's own report after the run (EPIPE), `sendmsg()` put
  * descriptors of the sandbox in the host process's queue, and
- * `SO_PEERPIDFD` handed the command a pidfd of the host process (the
- * kernel refuses signals and PIDFD_GET_INFO through it across the PID
- * namespace, EINVAL and EREMOTE; poll() still says when it ends).
+ * `SO_PEERPIDFD` handed the command a pidfd of the host process.
  */
 static enum stdio_how socket_judge(int fd)
 {
@@ -138,9 +136,7 @@ static enum stdio_how stdio_judge(int fd)
 	 * timerfd, an inotify or signalfd descriptor) is copied too: the
 	 * command is handed no object of the host's it was not meant to
 	 * reach (round 44 of the attack: a pidfd of a host process given
-	 * as stdin was the command's; the kernel refuses it signals and
-	 * PIDFD_GET_INFO across the PID namespace, not poll() for the
-	 * process's end). */
+	 * as stdin was the command's, with its PIDFD_GET_INFO). */
 	return STDIO_COPY;
 }
 
