@@ -14,17 +14,10 @@
  * the sandbox copies the file into it (standard input) or out of it
  * (output, error; one pipe when both share one open file, so their
  * order is kept). A directory and a listening socket are refused.
- * Anonymous pipes are passed as they are: reopening them reaches nothing
- * new; their file status flags and size, which the command shares with
- * the host's holders of the same open file, are put back when it ends
- * (round 44 of the attack: `fcntl(0, F_SETFL, O_NONBLOCK)` outlasted the
- * run, the shell's next reader of the pipe got EAGAIN). Every socket is
- * copied (socket_judge()): a connected Unix stream socket too since
- * round 44, whose other end is a host process (a Node or libuv parent's
- * stdio, journald's stream): passed, the command shut it down for
- * passavant's own report, sent descriptors into the host process's
- * queue and took its pidfd (SO_PEERPIDFD). So is a named FIFO (its node
- * is the host's, on a writable mount: review of round 41). The memory devices passed are
+ * Anonymous pipes and connected Unix stream sockets are passed as they
+ * are: reopening them reaches nothing new; any other socket is copied
+ * (socket_judge()), and so is a named FIFO (its node is the host's, on a
+ * writable mount: review of round 41). The memory devices passed are
  * reopened in the sandbox through its read-only binds (child.c
  * reopen_host_devices()): the host's node would be the command's to
  * chmod when run as root.
@@ -74,26 +67,32 @@
 enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_TTY, STDIO_REFUSE_DIR, STDIO_REFUSE_LISTEN };
 
 /*
- * A socket: a listening one is refused (the command would accept the
- * host's connections); any other is copied. An inet or Unix datagram
- * socket lives in the host's network namespace, and `connect(AF_UNSPEC)`
- * then `connect()` took it anywhere, past the proxy (round 16 of the
- * attack: inetd, systemd Accept=yes, `socat EXEC:` hand such a socket
- * over as stdio). A connected Unix stream or seqpacket socket cannot be
- * connected again, but it is one object with a host process at its
- * other end (round 44 of the attack: libuv, so Node, gives its children
- * such sockets as stdio; journald's stream is one): `shutdown()` on it
- * cut passavant's own report after the run (EPIPE), `sendmsg()` put
- * descriptors of the sandbox in the host process's queue, and
- * `SO_PEERPIDFD` handed the command a pidfd of the host process.
+ * A socket: a connected Unix stream or seqpacket socket passes (it cannot
+ * be connected again, and no path is reopened through it); a listening
+ * one is refused (the command would accept the host's connections); any
+ * other (inet, a Unix datagram socket) is copied: it lives in the host's
+ * network namespace, and `connect(AF_UNSPEC)` then `connect()` took it
+ * anywhere, past the proxy (round 16 of the attack: inetd, systemd
+ * Accept=yes, `socat EXEC:` hand such a socket over as stdio).
  */
 static enum stdio_how socket_judge(int fd)
 {
-	int v = 0;
+	int v = 0, dom = 0, type = 0;
 	socklen_t l = sizeof(v);
+	struct sockaddr_storage ss;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v != 0)
 		return STDIO_REFUSE_LISTEN;
+	l = sizeof(dom);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
+		return STDIO_COPY;
+	l = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		return STDIO_COPY;
+	l = sizeof(ss);
+	if (dom == AF_UNIX && (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+	    getpeername(fd, (struct sockaddr *)&ss, &l) == 0)
+		return STDIO_PASS;
 	return STDIO_COPY;
 }
 
@@ -554,53 +553,6 @@ bool sbx_stdio_keys_foreign(void)
 	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 }
 
-/*
- * A descriptor passed as it is (an anonymous pipe, an anonymous inode) is
- * the open file the host's other holders write or read through: the
- * file status flags the command sets with F_SETFL (O_NONBLOCK, O_APPEND,
- * O_ASYNC, O_DIRECT) and a pipe's size (F_SETPIPE_SZ) are theirs too and
- * outlasted the run (round 44 of the attack: O_NONBLOCK left on the
- * shell's pipe, its next reader or writer got EAGAIN and lost lines).
- * Kept here, by a copy of our own (the caller's fd i may be another file
- * by the end), and put back by sbx_stdio_end(). 0, or -1 with errno.
- */
-static int keep_passed(struct sbx_stdio *io, int i)
-{
-	int fl = fcntl(i, F_GETFL);
-
-	if (fl < 0)
-		return 0; /* closed: stays closed */
-	io->kept_fd[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
-	if (io->kept_fd[i] < 0)
-		return -1;
-	io->kept_fl[i] = fl;
-	io->kept_psz[i] = fcntl(i, F_GETPIPE_SZ);
-	return 0;
-}
-
-/* The flags and size kept by keep_passed() put back. 0, or -1. */
-static int restore_passed(struct sbx_stdio *io)
-{
-	int rc = 0;
-
-	for (int i = 0; i < 3; i++) {
-		int fd = io->kept_fd[i], sz;
-
-		if (fd < 0)
-			continue;
-		sz = io->kept_psz[i] >= 0 ? fcntl(fd, F_GETPIPE_SZ) : -1;
-		/* A pipe that holds more than its old size stays larger:
-		 * the kernel refuses (EBUSY), the data is not ours to drop. */
-		if (sz >= 0 && sz != io->kept_psz[i] && fcntl(fd, F_SETPIPE_SZ, io->kept_psz[i]) < 0 &&
-		    errno != EBUSY)
-			rc = -1;
-		if (fcntl(fd, F_GETFL) != io->kept_fl[i] && fcntl(fd, F_SETFL, io->kept_fl[i]) < 0)
-			rc = -1;
-		sbx_close_fd(&io->kept_fd[i]);
-	}
-	return rc;
-}
-
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 {
 	bool tty[3];
@@ -610,9 +562,6 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 		io->child_fd[i] = -1;
 		io->pump[i] = -1;
 		io->err[i] = 0;
-		io->kept_fd[i] = -1;
-		io->kept_fl[i] = -1;
-		io->kept_psz[i] = -1;
 	}
 	io->in_seekable = false;
 	io->relay = -1;
@@ -625,8 +574,6 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 		enum stdio_how how = stdio_judge(i);
 
 		tty[i] = how == STDIO_TTY;
-		if (how == STDIO_PASS && keep_passed(io, i) < 0)
-			goto fail;
 		if (how == STDIO_PASS || how == STDIO_TTY)
 			continue;
 		if (how == STDIO_REFUSE_DIR) {
@@ -772,7 +719,5 @@ int sbx_stdio_end(struct sbx_stdio *io)
 			io->err[i] = EIO;
 		io->pump[i] = -1;
 	}
-	if (restore_passed(io) < 0)
-		rc = -1;
 	return rc;
 }
