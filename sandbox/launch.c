@@ -395,6 +395,8 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 		return -1;
 	}
 	s->listen_fd = -1;
+	for (int i = 0; i < 3; i++)
+		s->io.kept_fd[i] = -1; /* sbx_stdio_end() on a start refused before the guard */
 	s->icpt4_fd = -1;
 	s->icpt6_fd = -1;
 	s->dns_fd = -1;

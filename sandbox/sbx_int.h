@@ -127,6 +127,13 @@ struct sbx_stdio {
 	int ctty;         /* -1, or the pty slave (one of child_fd[]) that
 			     is the sandbox's terminal (ttyrelay.c) */
 	pid_t relay;      /* the terminal's relay, or -1 */
+	/* A descriptor passed as it is (a pipe) is one open file with the
+	 * host's holders: a copy of it, its file status flags and its pipe
+	 * size (-1: none) when the command got it, put back by
+	 * sbx_stdio_end() (round 44 of the attack). */
+	int kept_fd[3];
+	int kept_fl[3];
+	int kept_psz[3];
 };
 
 /* Judges fds 0-2 and starts a copy for each that names a file the
@@ -137,8 +144,9 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen) NONNULL(1, 2
 void sbx_stdio_close(struct sbx_stdio *io) NONNULL(1);
 /* After the sandbox ended: the input copy is asked to put the file's
  * offset where the command stopped reading (a device's is killed), the
- * output copies are waited for (all written, or err[] set). 0, or -1
- * when one could not be reaped. */
+ * output copies are waited for (all written, or err[] set), and a pipe
+ * passed as it is gets its file status flags and size back. 0, or -1
+ * when one could not be reaped or put back. */
 int sbx_stdio_end(struct sbx_stdio *io) NONNULL(1);
 
 /* The copying processes' start (stdio.c): every signal it can ignore

@@ -14,10 +14,17 @@
  * the sandbox copies the file into it (standard input) or out of it
  * (output, error; one pipe when both share one open file, so their
  * order is kept). A directory and a listening socket are refused.
- * Anonymous pipes and connected Unix stream sockets are passed as they
- * are: reopening them reaches nothing new; any other socket is copied
- * (socket_judge()), and so is a named FIFO (its node is the host's, on a
- * writable mount: review of round 41). The memory devices passed are
+ * Anonymous pipes are passed as they are: reopening them reaches nothing
+ * new; their file status flags and size, which the command shares with
+ * the host's holders of the same open file, are put back when it ends
+ * (round 44 of the attack: `fcntl(0, F_SETFL, O_NONBLOCK)` outlasted the
+ * run, the shell's next reader of the pipe got EAGAIN). Every socket is
+ * copied (socket_judge()): a connected Unix stream socket too since
+ * round 44, whose other end is a host process (a Node or libuv parent's
+ * stdio, journald's stream): passed, the command shut it down for
+ * passavant's own report, sent descriptors into the host process's
+ * queue and took its pidfd (SO_PEERPIDFD). So is a named FIFO (its node
+ * is the host's, on a writable mount: review of round 41). The memory devices passed are
  * reopened in the sandbox through its read-only binds (child.c
  * reopen_host_devices()): the host's node would be the command's to
  * chmod when run as root.
@@ -67,32 +74,28 @@
 enum stdio_how { STDIO_PASS, STDIO_COPY, STDIO_TTY, STDIO_REFUSE_DIR, STDIO_REFUSE_LISTEN };
 
 /*
- * A socket: a connected Unix stream or seqpacket socket passes (it cannot
- * be connected again, and no path is reopened through it); a listening
- * one is refused (the command would accept the host's connections); any
- * other (inet, a Unix datagram socket) is copied: it lives in the host's
- * network namespace, and `connect(AF_UNSPEC)` then `connect()` took it
- * anywhere, past the proxy (round 16 of the attack: inetd, systemd
- * Accept=yes, `socat EXEC:` hand such a socket over as stdio).
+ * A socket: a listening one is refused (the command would accept the
+ * host's connections); any other is copied. An inet or Unix datagram
+ * socket lives in the host's network namespace, and `connect(AF_UNSPEC)`
+ * then `connect()` took it anywhere, past the proxy (round 16 of the
+ * attack: inetd, systemd Accept=yes, `socat EXEC:` hand such a socket
+ * over as stdio). A connected Unix stream or seqpacket socket cannot be
+ * connected again, but it is one object with a host process at its
+ * other end (round 44 of the attack: libuv, so Node, gives its children
+ * such sockets as stdio; journald's stream is one): `shutdown()` on it
+ * cut passavant's own report after the run (EPIPE), `sendmsg()` put
+ * descriptors of the sandbox in the host process's queue, and
+ * `SO_PEERPIDFD` handed the command a pidfd of the host process (the
+ * kernel refuses signals and PIDFD_GET_INFO through it across the PID
+ * namespace, EINVAL and EREMOTE; poll() still says when it ends).
  */
 static enum stdio_how socket_judge(int fd)
 {
-	int v = 0, dom = 0, type = 0;
+	int v = 0;
 	socklen_t l = sizeof(v);
-	struct sockaddr_storage ss;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v != 0)
 		return STDIO_REFUSE_LISTEN;
-	l = sizeof(dom);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
-		return STDIO_COPY;
-	l = sizeof(type);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
-		return STDIO_COPY;
-	l = sizeof(ss);
-	if (dom == AF_UNIX && (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
-	    getpeername(fd, (struct sockaddr *)&ss, &l) == 0)
-		return STDIO_PASS;
 	return STDIO_COPY;
 }
 
@@ -131,9 +134,14 @@ static enum stdio_how stdio_judge(int fd)
 			return STDIO_TTY;
 		return STDIO_COPY;
 	}
-	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		return STDIO_COPY;
-	return STDIO_PASS; /* anonymous inodes: no path to reopen */
+	/* Anything else (a file without a type: a pidfd, an eventfd, a
+	 * timerfd, an inotify or signalfd descriptor) is copied too: the
+	 * command is handed no object of the host's it was not meant to
+	 * reach (round 44 of the attack: a pidfd of a host process given
+	 * as stdin was the command's; the kernel refuses it signals and
+	 * PIDFD_GET_INFO across the PID namespace, not poll() for the
+	 * process's end). */
+	return STDIO_COPY;
 }
 
 /* Whether fds a and b write into one stream: one open file description
@@ -218,7 +226,9 @@ static void on_stop(int sig)
  * were overwritten. A write that fails (ENOSPC, EDQUOT, EIO, EFBIG) is
  * not the command's to see any more: the rest is read and dropped, so it
  * ends as it would have, and the exit status is that errno, which `run`
- * reports (0: all written).
+ * reports (0: all written). A reader that is gone (EPIPE, ECONNRESET,
+ * ENOTCONN) ends the copy at once: the command sees it at its next
+ * write, as it would have without the copy.
  */
 NORETURN static void copy_out(int in, int out)
 {
@@ -266,6 +276,14 @@ NORETURN static void copy_out(int in, int out)
 				struct pollfd pf = {.fd = out, .events = POLLOUT};
 
 				(void)poll(&pf, 1, -1);
+			} else if (w < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
+				/* The reader is gone (a socket's peer, a
+				 * FIFO's reader): we end, so the command's
+				 * next write gets EPIPE or SIGPIPE as it did
+				 * from the socket or FIFO itself; dropped, a
+				 * producer that ends on it (`yes`, `find /`)
+				 * ran on for nothing (review of round 44). */
+				_exit(errno);
 			} else if (w < 0 && errno != EINTR) {
 				failed = errno > 0 && errno < 256 ? errno : EIO;
 			} else if (w == 0) {
@@ -553,6 +571,54 @@ bool sbx_stdio_keys_foreign(void)
 	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 }
 
+/*
+ * A descriptor passed as it is (an anonymous pipe; a memory device, which
+ * the child reopens anyway) is the open file the host's other holders
+ * write or read through: the
+ * file status flags the command sets with F_SETFL (O_NONBLOCK, O_APPEND,
+ * O_ASYNC, O_DIRECT) and a pipe's size (F_SETPIPE_SZ) are theirs too and
+ * outlasted the run (round 44 of the attack: O_NONBLOCK left on the
+ * shell's pipe, its next reader or writer got EAGAIN and lost lines).
+ * Kept here, by a copy of our own (the caller's fd i may be another file
+ * by the end), and put back by sbx_stdio_end(). 0, or -1 with errno.
+ */
+static int keep_passed(struct sbx_stdio *io, int i)
+{
+	int fl = fcntl(i, F_GETFL);
+
+	if (fl < 0)
+		return 0; /* closed: stays closed */
+	io->kept_fd[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+	if (io->kept_fd[i] < 0)
+		return -1;
+	io->kept_fl[i] = fl;
+	io->kept_psz[i] = fcntl(i, F_GETPIPE_SZ);
+	return 0;
+}
+
+/* The flags and size kept by keep_passed() put back. 0, or -1. */
+static int restore_passed(struct sbx_stdio *io)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 3; i++) {
+		int fd = io->kept_fd[i], sz;
+
+		if (fd < 0)
+			continue;
+		sz = io->kept_psz[i] >= 0 ? fcntl(fd, F_GETPIPE_SZ) : -1;
+		/* A pipe that holds more than its old size stays larger:
+		 * the kernel refuses (EBUSY), the data is not ours to drop. */
+		if (sz >= 0 && sz != io->kept_psz[i] && fcntl(fd, F_SETPIPE_SZ, io->kept_psz[i]) < 0 &&
+		    errno != EBUSY)
+			rc = -1;
+		if (fcntl(fd, F_GETFL) != io->kept_fl[i] && fcntl(fd, F_SETFL, io->kept_fl[i]) < 0)
+			rc = -1;
+		sbx_close_fd(&io->kept_fd[i]);
+	}
+	return rc;
+}
+
 int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 {
 	bool tty[3];
@@ -562,6 +628,9 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 		io->child_fd[i] = -1;
 		io->pump[i] = -1;
 		io->err[i] = 0;
+		io->kept_fd[i] = -1;
+		io->kept_fl[i] = -1;
+		io->kept_psz[i] = -1;
 	}
 	io->in_seekable = false;
 	io->relay = -1;
@@ -574,6 +643,8 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 		enum stdio_how how = stdio_judge(i);
 
 		tty[i] = how == STDIO_TTY;
+		if (how == STDIO_PASS && keep_passed(io, i) < 0)
+			goto fail;
 		if (how == STDIO_PASS || how == STDIO_TTY)
 			continue;
 		if (how == STDIO_REFUSE_DIR) {
@@ -719,5 +790,7 @@ int sbx_stdio_end(struct sbx_stdio *io)
 			io->err[i] = EIO;
 		io->pump[i] = -1;
 	}
+	if (restore_passed(io) < 0)
+		rc = -1;
 	return rc;
 }

@@ -33,6 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -2781,6 +2782,206 @@ static void test_stdio_files(void)
 	CU_ASSERT(strstr(err, "standard input is a directory") != NULL);
 }
 
+/*
+ * Round 44 of the attack: a descriptor handed over as it is shares its
+ * open file with the host. A connected Unix stream socket as stdout (what
+ * libuv, so Node, gives a child; journald's stream) was passed: the
+ * command shut it down, so the host's own writes on it after the run
+ * (passavant's report) failed with EPIPE, it sent a descriptor of the
+ * sandbox into the host peer's queue, and SO_PEERPIDFD gave it a pidfd of
+ * the host process. Copied now: the peer gets the bytes, nothing else. A
+ * pipe passed as it is (stdin, stdout) kept the O_NONBLOCK and the size
+ * the command set on it after the run: put back now.
+ */
+static void test_stdio_shared(void)
+{
+	char script[2048], err[SBX_ERRLEN], got[256], cbuf[CMSG_SPACE(4 * sizeof(int))];
+	char *pyargv[] = {"python3", "-c", script, NULL};
+	int sp[2], in[2], out[2], rc, fl, psz_in, psz_out, e;
+	struct timeval tv = {2, 0};
+	struct iovec iov = {.iov_base = got, .iov_len = sizeof(got) - 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	size_t have = 0;
+	bool fds_came = false;
+	ssize_t n;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+	snprintf(script, sizeof(script),
+		 "import array, fcntl, os, socket, sys\n"
+		 "os.write(1, b'hello\\n')\n"
+		 "try:\n"
+		 "    fcntl.fcntl(1, fcntl.F_SETFL, os.O_NONBLOCK)\n"
+		 "    s = socket.socket(fileno=1)\n"
+		 "except OSError:\n"
+		 "    sys.exit(0)\n"
+		 "try:\n"
+		 "    s.getsockopt(socket.SOL_SOCKET, 77)\n"
+		 "    os.write(1, b'PIDFD\\n')\n"
+		 "except OSError:\n"
+		 "    pass\n"
+		 "try:\n"
+		 "    s.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [0, 1]))])\n"
+		 "except OSError:\n"
+		 "    pass\n"
+		 "try:\n"
+		 "    s.shutdown(socket.SHUT_RDWR)\n"
+		 "except OSError:\n"
+		 "    pass\n"
+		 "s.detach()\n");
+	rc = run_stdio(pyargv, -1, sp[0], -1, err, sizeof(err));
+	CU_ASSERT_EQUAL(rc, 0);
+	/* the host's own write after the run (passavant's report) */
+	n = send(sp[0], "after\n", 6, MSG_NOSIGNAL);
+	e = errno;
+	ROW(n == 6, "the host's write on its socket after the run failed (%s): the command shut it down",
+	    strerror(e));
+	fl = fcntl(sp[0], F_GETFL);
+	ROW(fl >= 0 && (fl & O_NONBLOCK) == 0, "the host's socket is left non-blocking after the run");
+	(void)setsockopt(sp[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (have < sizeof(got) - 1 && strstr(got, "after\n") == NULL) {
+		iov.iov_base = got + have;
+		iov.iov_len = sizeof(got) - 1 - have;
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		n = recvmsg(sp[1], &mh, MSG_CMSG_CLOEXEC);
+		if (n <= 0)
+			break;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				int fds[4];
+				size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+				fds_came = true;
+				memcpy(fds, CMSG_DATA(c), k * sizeof(int) < sizeof(fds) ? k * sizeof(int) : sizeof(fds));
+				for (size_t j = 0; j < k && j < 4; j++)
+					close(fds[j]);
+			}
+		}
+		have += (size_t)n;
+		got[have] = '\0';
+	}
+	got[have] = '\0';
+	ROW(strncmp(got, "hello\n", 6) == 0, "the peer did not get the command's output first (\"%s\")", got);
+	ROW(strstr(got, "after\n") != NULL, "the peer did not get the host's write after the run (\"%s\")", got);
+	ROW(!fds_came, "descriptors of the sandbox reached the host process's socket (SCM_RIGHTS)");
+	ROW(strstr(got, "PIDFD") == NULL, "the command took a pidfd of the host process (SO_PEERPIDFD)");
+	close(sp[0]);
+	close(sp[1]);
+
+	/* pipes passed as they are: flags and size put back */
+	CU_ASSERT_FATAL(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
+	psz_in = fcntl(in[0], F_GETPIPE_SZ);
+	psz_out = fcntl(out[1], F_GETPIPE_SZ);
+	snprintf(script, sizeof(script),
+		 "import fcntl, os\n"
+		 "for fd in (0, 1):\n"
+		 "    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK | os.O_APPEND)\n"
+		 "    try:\n"
+		 "        fcntl.fcntl(fd, 1031, 4096 if fd == 1 else 1048576)\n"
+		 "    except OSError:\n"
+		 "        pass\n"
+		 "os.write(1, b'ok\\n')\n");
+	rc = run_stdio(pyargv, in[0], out[1], -1, err, sizeof(err));
+	CU_ASSERT_EQUAL(rc, 0);
+	fl = fcntl(in[0], F_GETFL);
+	ROW(fl >= 0 && (fl & (O_NONBLOCK | O_APPEND)) == 0, "stdin's pipe is left with flags %#x after the run", fl);
+	fl = fcntl(out[1], F_GETFL);
+	ROW(fl >= 0 && (fl & (O_NONBLOCK | O_APPEND)) == 0, "stdout's pipe is left with flags %#x after the run", fl);
+	ROW(fcntl(in[0], F_GETPIPE_SZ) == psz_in, "stdin's pipe is left %d bytes (was %d)", fcntl(in[0], F_GETPIPE_SZ),
+	    psz_in);
+	ROW(fcntl(out[1], F_GETPIPE_SZ) == psz_out, "stdout's pipe is left %d bytes (was %d)",
+	    fcntl(out[1], F_GETPIPE_SZ), psz_out);
+	n = read(out[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	CU_ASSERT(strcmp(got, "ok\n") == 0);
+	close(in[0]);
+	close(in[1]);
+	close(out[0]);
+	close(out[1]);
+
+	/* a file of no type (a pidfd of a host process) as stdin: copied */
+	{
+		int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+		CU_ASSERT_FATAL(pidfd >= 0 && pipe2(out, O_CLOEXEC) == 0);
+		snprintf(script, sizeof(script),
+			 "import os, stat\n"
+			 "os.write(1, b'fifo\\n' if stat.S_ISFIFO(os.fstat(0).st_mode) else b'other\\n')\n");
+		rc = run_stdio(pyargv, pidfd, out[1], -1, err, sizeof(err));
+		CU_ASSERT_EQUAL(rc, 0);
+		close(out[1]);
+		n = read(out[0], got, sizeof(got) - 1);
+		got[n > 0 ? n : 0] = '\0';
+		ROW(strcmp(got, "fifo\n") == 0, "a pidfd of a host process as stdin reached the command as it was (%s)",
+		    got);
+		close(out[0]);
+		close(pidfd);
+	}
+}
+
+/*
+ * Review of round 44: every socket given as stdout is copied now, like a
+ * file and a named FIFO. The copy took a write that failed because the
+ * reader was gone (EPIPE, ECONNRESET) as a full disk: it read on and
+ * dropped the rest, so the command never learnt it, and a producer that
+ * ends on EPIPE or SIGPIPE (`yes`, `find /`, a log tail) ran on for
+ * nothing (a harness that closed its end after enough output waited for
+ * it). Now the copy ends on such a write: the command gets EPIPE or
+ * SIGPIPE, as it did from the socket or the FIFO itself.
+ */
+static void test_stdio_reader_gone(void)
+{
+	char script[512], err[SBX_ERRLEN], fifo[128];
+	char *pyargv[] = {"python3", "-c", script, NULL};
+	int sp[2], rd, wr, rc;
+	struct timespec t0, t1;
+
+	SKIP_IF_NEEDED();
+	snprintf(script, sizeof(script),
+		 "import os, time\n"
+		 "end = time.time() + 8\n"
+		 "while time.time() < end:\n"
+		 "    try:\n"
+		 "        os.write(1, b'x' * 4096)\n"
+		 "    except BrokenPipeError:\n"
+		 "        os._exit(3)\n"
+		 "    time.sleep(0.001)\n"
+		 "os._exit(0)\n");
+	/* a socket whose peer is gone, and one whose peer shut its reading */
+	for (int how = 0; how < 2; how++) {
+		CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+		if (how == 0)
+			close(sp[1]);
+		else
+			CU_ASSERT(shutdown(sp[1], SHUT_RD) == 0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = run_stdio(pyargv, -1, sp[0], -1, err, sizeof(err));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ROW(rc == 3, "%s: the command was not told its reader was gone (status %d, %lds)",
+		    how == 0 ? "a socket whose peer closed" : "a socket whose peer shut its reading", rc,
+		    (long)(t1.tv_sec - t0.tv_sec));
+		close(sp[0]);
+		if (how == 1)
+			close(sp[1]);
+	}
+	/* a named FIFO (copied since the review of round 41) whose reader left */
+	snprintf(fifo, sizeof(fifo), "/tmp/pv-fifo-gone-%ld", (long)getpid());
+	(void)unlink(fifo);
+	CU_ASSERT_FATAL(mkfifo(fifo, 0600) == 0);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	wr = open(fifo, O_WRONLY | O_CLOEXEC);
+	CU_ASSERT_FATAL(rd >= 0 && wr >= 0);
+	close(rd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_stdio(pyargv, -1, wr, -1, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ROW(rc == 3, "a named FIFO whose reader left: the command was not told (status %d, %lds)", rc,
+	    (long)(t1.tv_sec - t0.tv_sec));
+	close(wr);
+	(void)unlink(fifo);
+}
+
 static void test_env(void)
 {
 	static const char *add[] = { "PV_ADDED=yes", "HTTPS_PROXY=http://127.0.0.1:3128", NULL };
@@ -3135,6 +3336,10 @@ TEST_REGISTRAR(register_sandbox)
 		    "the user's own mode 000 refuses", test_eacces_kernel_mounts);
 	test_add(s, "no stray fds", test_stray_fds);
 	test_add(s, "a host file as stdin, stdout or stderr: copied, never reopened", test_stdio_files);
+	test_add(s, "round 44: a host socket as stdout copied; a pipe's flags and size put back after the run",
+		 test_stdio_shared);
+	test_add(s, "review of round 44: a copied socket or FIFO whose reader is gone ends the command's writes",
+		 test_stdio_reader_gone);
 	test_add(s, "environment additions and removals", test_env);
 	s = test_suite("sandbox_status", suite_init, suite_cleanup);
 	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
