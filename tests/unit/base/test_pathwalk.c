@@ -236,27 +236,25 @@ static void test_mkdirs_nolinks(void)
 	errno = 0;
 	CU_ASSERT_EQUAL(fileio_mkdirs_nolinks(p, dir, 0700, true, made, sizeof(made)), -1);
 	CU_ASSERT_EQUAL(errno, ELOOP);
-	/* a file on the way, and a file as the last: ENOTDIR */
-	snprintf(p, sizeof(p), "%s/a/f/n3", dir);
-	errno = 0;
-	CU_ASSERT_EQUAL(fileio_mkdirs_nolinks(p, NULL, 0700, true, NULL, 0), -1);
-	CU_ASSERT_EQUAL(errno, ENOTDIR);
-	snprintf(p, sizeof(p), "%s/a/f", dir);
-	errno = 0;
-	CU_ASSERT_EQUAL(fileio_mkdirs_nolinks(p, NULL, 0700, false, NULL, 0), -1);
-	CU_ASSERT_EQUAL(errno, ENOTDIR);
-	/* "..": EINVAL; missing without create: ENOENT; relative: EINVAL */
-	snprintf(p, sizeof(p), "%s/a/../a/n4", dir);
-	errno = 0;
-	CU_ASSERT_EQUAL(fileio_mkdirs_nolinks(p, NULL, 0700, true, NULL, 0), -1);
-	CU_ASSERT_EQUAL(errno, EINVAL);
-	snprintf(p, sizeof(p), "%s/a/n5", dir);
-	errno = 0;
-	CU_ASSERT_EQUAL(fileio_mkdirs_nolinks(p, NULL, 0700, false, NULL, 0), -1);
-	CU_ASSERT_EQUAL(errno, ENOENT);
-	errno = 0;
-	CU_ASSERT_EQUAL(fileio_mkdirs_nolinks("tmp/x", NULL, 0700, false, NULL, 0), -1);
-	CU_ASSERT_EQUAL(errno, EINVAL);
+	/* Refusals, nothing made: a file on the way or as the last (ENOTDIR),
+	 * ".." (EINVAL), missing without create (ENOENT), relative (EINVAL). */
+	static const struct {
+		const char *rel; /* below dir; NULL: the relative "tmp/x" */
+		bool create;
+		int err;
+	} refused[] = {
+		{"a/f/n3", true, ENOTDIR}, {"a/f", false, ENOTDIR}, {"a/../a/n4", true, EINVAL},
+		{"a/n5", false, ENOENT}, {NULL, false, EINVAL},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if (refused[i].rel != NULL)
+			snprintf(p, sizeof(p), "%s/%s", dir, refused[i].rel);
+		else
+			snprintf(p, sizeof(p), "tmp/x");
+		errno = 0;
+		CU_ASSERT_EQUAL(fileio_mkdirs_nolinks(p, NULL, 0700, refused[i].create, NULL, 0), -1);
+		CU_ASSERT_EQUAL(errno, refused[i].err);
+	}
 	/* A link the system keeps (Debian's /var/run -> /run: root's, in
 	 * root's /var that no one else may write) is taken outside trusted. */
 	if (lstat("/var/run", &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid == 0) {
