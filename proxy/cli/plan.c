@@ -151,6 +151,28 @@ static int notice_close(FILE *f, char **text, const char *what)
 	return -1;
 }
 
+/* fix45h: the one list of a notice, "a, b, c and 3 more": the items of
+ * names, each after prefix, at most max of them (0: all). The text
+ * (the caller frees it), or NULL after logging (out of memory: what). */
+static char *notice_list(const struct strv *names, const char *prefix, size_t max, const char *what)
+{
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+
+	if (f == NULL) {
+		log_warn("run: %s", what);
+		return NULL;
+	}
+	for (size_t i = 0; i < names->n && (max == 0 || i < max); i++)
+		fprintf(f, "%s%s%s", i ? ", " : "", prefix, names->v[i]);
+	if (max != 0 && names->n > max)
+		fprintf(f, " and %zu more", names->n - max);
+	if (notice_close(f, &text, what) < 0)
+		return NULL;
+	return text;
+}
+
 /* Prints the names of dropped (one line, one write: log.c's rule). */
 static int print_dropped(const struct strv *dropped)
 {
@@ -1599,8 +1621,6 @@ static int print_placeholder_notice(const char *home)
 {
 	struct strv names = {0};
 	char *list = NULL;
-	size_t llen = 0;
-	FILE *f;
 	int rc = 0;
 
 	for (size_t i = 0; i < policy_mandatory_count() && rc == 0; i++) {
@@ -1626,14 +1646,7 @@ static int print_placeholder_notice(const char *home)
 	if (rc < 0 || names.n == 0)
 		goto out;
 	qsort(names.v, names.n, sizeof(*names.v), name_cmp);
-	if ((f = open_memstream(&list, &llen)) == NULL) {
-		log_warn("run: the notice of the home's placeholders");
-		rc = -1;
-		goto out;
-	}
-	for (size_t i = 0; i < names.n; i++)
-		fprintf(f, "%s~/%s", i ? ", " : "", names.v[i]);
-	if (notice_close(f, &list, "the notice of the home's placeholders") < 0) {
+	if ((list = notice_list(&names, "~/", 0, "the notice of the home's placeholders")) == NULL) {
 		rc = -1;
 		goto out;
 	}
@@ -2017,67 +2030,290 @@ static int protect_home_links(struct strv *sv, const struct strv *awr, const cha
 }
 
 /*
- * The homes of the host's other users, canonical and each once: each home
- * of /etc/passwd (the local file: no directory service is listed at every
- * start) and each directory of /home, other than the user's own (HOME,
- * the password database's) and "/". At most OTHER_USER_HOMES of them,
- * counted on the distinct directories (review44t: the system accounts of
+ * Round 45 (fix45h), the class of the homes of others a look would
+ * mount or wait on: a home of another user on an automounted or network
+ * filesystem (autofs, NFS, CIFS, a FUSE mount such as sshfs) was
+ * resolved and its stores stat'ed at every start, which mounted it (an
+ * autofs map) or waited on its server (down: every `passavant run`
+ * hung). The host's mounts are read once from /proc/self/mountinfo; a
+ * path is looked at only while the mount it lies on (the longest mount
+ * point above it, the top one of a stack) is of a local filesystem.
+ * Each mount point is kept as "R/path" (a filesystem that is not cheap
+ * to look at) or "L/path".
+ */
+struct host_mounts {
+	struct strv at;
+	bool unread; /* mountinfo could not be read: nothing is cheap */
+};
+
+/* Whether a filesystem type is one whose lookups may mount (autofs) or
+ * wait on another machine or process (network and cluster filesystems,
+ * FUSE and its kin, whose daemon may hang). */
+static bool fs_type_remote(const char *type)
+{
+	static const char *const remote[] = {
+		"autofs", "nfs",       "nfs4",   "cifs", "smb3", "smbfs", "ncpfs",  "9p",    "ceph",   "glusterfs",
+		"lustre", "afs",       "coda",   "gfs2", "ocfs2", "davfs", "orangefs", "pvfs2", "beegfs", "gpfs",
+		"vboxsf", "virtiofs",  "fuse",   "fuseblk", "sshfs", "s3fs", "lizardfs", "moosefs", NULL};
+
+	for (size_t i = 0; remote[i] != NULL; i++)
+		if (strcmp(type, remote[i]) == 0)
+			return true;
+	/* fuse.sshfs, fuse.rclone, fuse.gvfsd-fuse... */
+	return strncmp(type, "fuse.", 5) == 0;
+}
+
+/* The mounts of the mountinfo text f into m. 0, or -1 (ENOMEM, said). */
+static int host_mounts_parse(struct host_mounts *m, FILE *f)
+{
+	char *line = NULL, entry[PATH_MAX + 2];
+	size_t cap = 0;
+	int rc = 0;
+
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		char *save = NULL, *mp, *type, *tok = strtok_r(line, " \n", &save);
+
+		/* id parent dev root MOUNTPOINT options [optional...] - TYPE source super */
+		for (int field = 1; tok != NULL && field < 5; field++)
+			tok = strtok_r(NULL, " \n", &save);
+		if ((mp = tok) == NULL)
+			continue;
+		while ((tok = strtok_r(NULL, " \n", &save)) != NULL && strcmp(tok, "-") != 0)
+			;
+		if (tok == NULL || (type = strtok_r(NULL, " \n", &save)) == NULL)
+			continue;
+		mountinfo_unescape(mp);
+		if (mp[0] != '/' || strlen(mp) >= PATH_MAX)
+			continue;
+		(void)snprintf(entry, sizeof(entry), "%c%s", fs_type_remote(type) ? 'R' : 'L', mp);
+		rc = strv_add(&m->at, entry);
+	}
+	free(line);
+	if (rc < 0)
+		log_warn("run: the host's mounts");
+	return rc;
+}
+
+/* The host's mounts, read once. 0, or -1 (ENOMEM, said); one that cannot
+ * be read leaves m->unread set (every path of another's home is then
+ * taken as not cheap to look at: fail closed). */
+static int host_mounts_read(struct host_mounts *m)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (f == NULL) {
+		m->unread = true;
+		return 0;
+	}
+	rc = host_mounts_parse(m, f);
+	(void)fclose(f);
+	return rc;
+}
+
+/* Whether the absolute, canonical-so-far path lies on a mount that is
+ * not cheap to look at (the longest mount point above it or at it; the
+ * last listed of equals, which is on top). */
+static bool host_mounts_remote(const struct host_mounts *m, const char *path)
+{
+	size_t best = 0;
+	bool remote;
+
+	if (m == NULL)
+		return false; /* the caller knows it is live: in the session's use */
+	remote = m->unread;
+	for (size_t i = 0; i < m->at.n; i++) {
+		const char *mp = m->at.v[i] + 1;
+		size_t len = strlen(mp);
+
+		if (len >= best && path_under(path, mp)) {
+			best = len;
+			remote = m->at.v[i][0] == 'R';
+		}
+	}
+	return remote;
+}
+
+/* What path_look() found. */
+enum path_look {
+	LOOK_NONE,   /* not there (or too long, or a loop of links) */
+	LOOK_LOCAL,  /* resolved on local filesystems: out canonical, st its lstat */
+	LOOK_REMOTE, /* reaches a mount not cheap to look at: out is the path as far as it was
+		      * resolved, the rest as written, nothing looked at there */
+};
+
+/*
+ * realpath() of the absolute path, a component at a time, each one
+ * looked at (fstatat AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, readlink)
+ * only when host_mounts_remote() says the mount it lies on is local: a
+ * link on the way into /net (autofs) or an NFS mount stops the walk
+ * there, before anything of it is looked up. out: PATH_MAX.
+ */
+static enum path_look path_look(const struct host_mounts *m, const char *path, char *out, struct stat *st)
+{
+	char rest[PATH_MAX], res[PATH_MAX] = "", cand[PATH_MAX], target[PATH_MAX];
+	unsigned links = 0;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(rest))
+		return LOOK_NONE;
+	memcpy(rest, path, strlen(path) + 1);
+	for (char *p = rest;;) {
+		char *comp, *next;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		comp = p;
+		next = strchr(p, '/');
+		len = next != NULL ? (size_t)(next - p) : strlen(p);
+		p += len;
+		if (len == 1 && comp[0] == '.')
+			continue;
+		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
+			char *cut = strrchr(res, '/');
+
+			if (cut != NULL)
+				*cut = '\0';
+			continue;
+		}
+		if ((size_t)snprintf(cand, sizeof(cand), "%s/%.*s", res, (int)len, comp) >= sizeof(cand))
+			return LOOK_NONE;
+		if (host_mounts_remote(m, cand)) {
+			if ((size_t)snprintf(out, PATH_MAX, "%s%s", cand, p) >= PATH_MAX)
+				return LOOK_NONE;
+			return LOOK_REMOTE;
+		}
+		if (fstatat(AT_FDCWD, cand, st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
+			return LOOK_NONE;
+		if (S_ISLNK(st->st_mode)) {
+			ssize_t n = readlink(cand, target, sizeof(target) - 1);
+			char joined[PATH_MAX];
+
+			if (n <= 0 || ++links > 40)
+				return LOOK_NONE;
+			target[n] = '\0';
+			if ((size_t)snprintf(joined, sizeof(joined), "%s%s", target, p) >= sizeof(joined))
+				return LOOK_NONE;
+			memcpy(rest, joined, strlen(joined) + 1);
+			p = rest;
+			if (target[0] == '/')
+				res[0] = '\0';
+			continue;
+		}
+		memcpy(res, cand, strlen(cand) + 1);
+	}
+	if (res[0] == '\0')
+		memcpy(res, "/", 2);
+	if (host_mounts_remote(m, res)) {
+		memcpy(out, res, strlen(res) + 1);
+		return LOOK_REMOTE;
+	}
+	if (fstatat(AT_FDCWD, res, st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
+		return LOOK_NONE;
+	memcpy(out, res, strlen(res) + 1);
+	return LOOK_LOCAL;
+}
+
+/*
+ * The homes of the host's other users, each once: each home of
+ * /etc/passwd (the local file: no directory service is listed at every
+ * start, as NSS enumeration of LDAP or SSSD is slow and may hang) and
+ * each entry of the usual roots of homes (home_roots: a directory
+ * service's users have theirs there), other than the user's own (HOME,
+ * the password database's) and "/". A home on a local filesystem goes
+ * to out, canonical; one that lies on a mount not cheap to look at
+ * (fix45h: path_look()) goes to remote, as far as it was resolved,
+ * nothing of it looked at. At most OTHER_USER_HOMES of them, counted on
+ * the distinct directories (review44t: the system accounts of
  * /etc/passwd, most with no home, and a home listed by both counted
  * against the limit, which past it left the rest readable without a
  * word); past the limit a warning names it. 0, or -1 after logging.
  */
 #define OTHER_USER_HOMES 256
 
-static int other_user_homes(struct strv *out, const struct plan_host *h)
+static const char *const home_roots[] = {"/home", "/export/home", "/srv/home", "/var/home",
+					 "/Users", "/usr/home", "/home2", NULL};
+
+/* The entries of each root of home_roots, as root/name, into cands (a
+ * root on a mount not cheap to look at is listed all the same: an
+ * autofs directory lists what it holds without mounting anything; its
+ * entries are not looked at). 0, or -1 (ENOMEM, said). */
+static int home_root_entries(struct strv *cands, const struct host_mounts *m)
+{
+	int rc = 0;
+
+	for (size_t r = 0; rc == 0 && home_roots[r] != NULL; r++) {
+		char real[PATH_MAX], p[PATH_MAX];
+		struct stat st;
+		struct dirent *de;
+		enum path_look look = path_look(m, home_roots[r], real, &st);
+		DIR *d;
+
+		if (look == LOOK_NONE || (look == LOOK_LOCAL && !S_ISDIR(st.st_mode)) || (d = opendir(real)) == NULL)
+			continue;
+		while (rc == 0 && (de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    (de->d_type != DT_DIR && de->d_type != DT_LNK && de->d_type != DT_UNKNOWN))
+				continue;
+			if ((size_t)snprintf(p, sizeof(p), "%s/%s", home_roots[r], de->d_name) < sizeof(p))
+				rc = strv_add(cands, p);
+		}
+		(void)closedir(d);
+	}
+	if (rc < 0)
+		log_warn("run: the homes of the other users");
+	return rc;
+}
+
+static int other_user_homes(struct strv *out, struct strv *remote, const struct host_mounts *m,
+			    const struct plan_host *h)
 {
 	char own[PATH_MAX] = "", own_pw[PATH_MAX] = "", real[PATH_MAX];
+	struct strv cands = {0};
 	bool over = false;
 	FILE *f;
-	glob_t g;
-	int rc = 0, gr;
+	int rc;
 
 	if (h->home == NULL || realpath(h->home, own) == NULL)
 		own[0] = '\0';
 	if (h->pw_home == NULL || realpath(h->pw_home, own_pw) == NULL)
 		own_pw[0] = '\0';
-	memset(&g, 0, sizeof(g));
-	gr = glob("/home/*", GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
-	f = fopen("/etc/passwd", "re");
-	for (size_t i = 0; rc == 0 && !over;) {
-		const char *dir = NULL;
+	rc = 0;
+	if ((f = fopen("/etc/passwd", "re")) != NULL) {
 		struct passwd *pw;
-		struct stat st;
 
-		if (f != NULL && (pw = fgetpwent(f)) != NULL) {
-			if (pw->pw_uid == geteuid())
-				continue;
-			dir = pw->pw_dir;
-		} else if (gr == 0 && i < g.gl_pathc) {
-			dir = g.gl_pathv[i++];
-		} else {
-			break;
-		}
-		if (dir == NULL || dir[0] != '/' || realpath(dir, real) == NULL || strcmp(real, "/") == 0 ||
-		    stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || strcmp(real, own) == 0 ||
-		    strcmp(real, own_pw) == 0 || strv_has(out, real))
+		while (rc == 0 && (pw = fgetpwent(f)) != NULL)
+			if (pw->pw_uid != geteuid() && pw->pw_dir != NULL && pw->pw_dir[0] == '/')
+				rc = strv_add(&cands, pw->pw_dir);
+		(void)fclose(f);
+	}
+	if (rc == 0)
+		rc = home_root_entries(&cands, m);
+	for (size_t i = 0; rc == 0 && !over && i < cands.n; i++) {
+		struct stat st;
+		enum path_look look = path_look(m, cands.v[i], real, &st);
+		struct strv *to = look == LOOK_REMOTE ? remote : out;
+
+		if (look == LOOK_NONE || strcmp(real, "/") == 0 || (look == LOOK_LOCAL && !S_ISDIR(st.st_mode)) ||
+		    strcmp(real, own) == 0 || strcmp(real, own_pw) == 0 || strv_has(out, real) || strv_has(remote, real))
 			continue;
-		if (out->n >= OTHER_USER_HOMES)
+		if (out->n + remote->n >= OTHER_USER_HOMES)
 			over = true;
 		else
-			rc = strv_add(out, real);
+			rc = strv_add(to, real);
 	}
-	if (f != NULL)
-		(void)fclose(f);
-	if (gr == 0)
-		globfree(&g);
+	strv_free(&cands);
 	if (rc < 0) {
 		log_warn("run: the homes of the other users");
 		return -1;
 	}
 	if (over)
-		log_warnx("run: more than %d homes of other users (/etc/passwd, /home): the stores of the ones "
-			  "past %s are not covered in this session",
-			  OTHER_USER_HOMES, out->v[out->n - 1]);
+		log_warnx("run: more than %d homes of other users (/etc/passwd, /home and the other roots of homes): "
+			  "the stores of the ones past %s are not covered in this session",
+			  OTHER_USER_HOMES, out->n > 0 ? out->v[out->n - 1] : remote->v[remote->n - 1]);
 	return 0;
 }
 
@@ -2151,13 +2387,24 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 	 * there; an existing one writable through its mode is not covered:
 	 * docs/sandbox.md). */
 	if (rc == 0) {
-		struct strv others = {0};
+		struct strv others = {0}, remote = {0};
+		struct host_mounts m;
 
-		rc = other_user_homes(&others, h);
+		rc = host_mounts_read(&m);
+		if (rc == 0)
+			rc = other_user_homes(&others, &remote, &m, h);
 		for (size_t i = 0; rc == 0 && i < others.n; i++)
 			if (held_by(&awr, others.v[i]) && access(others.v[i], R_OK | X_OK) == 0)
 				rc = protect_home_entries(sv, cover, &awr, others.v[i], NULL, 0);
+		/* fix45h: one on a mount not cheap to look at (NFS, autofs,
+		 * FUSE), which a writable tree holds: read-only whole, its
+		 * entries not listed. */
+		for (size_t i = 0; rc == 0 && i < remote.n; i++)
+			if (held_by(&awr, remote.v[i]))
+				rc = strv_add_unique(sv, remote.v[i]);
 		strv_free(&others);
+		strv_free(&remote);
+		strv_free(&m.at);
 	}
 	/* $XDG_CONFIG_HOME and $XDG_DATA_HOME where the command's
 	 * environment puts them. */
@@ -3161,9 +3408,7 @@ static int print_code_homes_notice(struct run_plan *pl, const struct plan_host *
 {
 	struct strv found = {0}, shown = {0};
 	char dir[PATH_MAX], *seen = NULL, *text = NULL;
-	size_t tlen = 0;
 	int rc = -1, fd = -1, dfd = -1;
-	FILE *f = NULL;
 
 	for (size_t i = 0; env_startup_vars[i].name != NULL; i++) {
 		const char *val = host_env(h, env_startup_vars[i].name);
@@ -3246,16 +3491,7 @@ static int print_code_homes_notice(struct run_plan *pl, const struct plan_host *
 	}
 	if (shown.n == 0)
 		goto out;
-	if ((f = open_memstream(&text, &tlen)) == NULL) {
-		log_warn("run: the notice of the read-only homes of code");
-		rc = -1;
-		goto out;
-	}
-	for (size_t i = 0; i < shown.n && i < 6; i++)
-		fprintf(f, "%s%s", i ? ", " : "", shown.v[i]);
-	if (shown.n > 6)
-		fprintf(f, " and %zu more", shown.n - 6);
-	if (notice_close(f, &text, "the notice of the read-only homes of code") < 0) {
+	if ((text = notice_list(&shown, "", 6, "the notice of the read-only homes of code")) == NULL) {
 		rc = -1;
 		goto out;
 	}
@@ -6172,6 +6408,25 @@ static int plan_sys(struct run_plan *pl, const struct plan_host *h, const struct
 	return 0;
 }
 
+/* Whether rp is denied whole for reading already. */
+static bool under_deny_read(const struct run_plan *pl, const char *rp)
+{
+	for (size_t i = 0; i < pl->deny_read.n; i++)
+		if (path_under(rp, pl->deny_read.v[i]))
+			return true;
+	return false;
+}
+
+/* Whether rp holds the work: the working directory or a writable tree. */
+static bool holds_work(const struct run_plan *pl, const char *cwd, const char *rp)
+{
+	bool holds = cwd != NULL && cwd[0] == '/' && path_under(cwd, rp);
+
+	for (size_t k = 0; k < pl->allow_write.n && !holds; k++)
+		holds = path_under(pl->allow_write.v[k], rp);
+	return holds;
+}
+
 /*
  * Round 44 (fix44t), the class of secret files the command can read only
  * through their group or other bits: the store rows of another user's
@@ -6187,7 +6442,10 @@ static int plan_sys(struct run_plan *pl, const struct plan_host *h, const struct
  * allowRead names that path. At most OTHER_USER_HOMES homes. 0, or -1
  * after logging (ENOMEM).
  */
-static int other_user_home(struct run_plan *pl, const char *real, const char *cwd)
+/* m: the host's mounts (fix45h: a store on a mount not cheap to look at,
+ * ~bob/.ssh an autofs or NFS mount of its own, is denied whole, not
+ * looked at), NULL when the home is in the session's use. */
+static int other_user_home(struct run_plan *pl, const char *real, const char *cwd, const struct host_mounts *m)
 {
 	char path[PATH_MAX], rp[PATH_MAX];
 
@@ -6195,26 +6453,25 @@ static int other_user_home(struct run_plan *pl, const char *real, const char *cw
 		if (path_under(real, pl->deny_read.v[i]))
 			return 0; /* denied whole already (/root) */
 	for (size_t i = 0; i < policy_mandatory_count(); i++) {
-		const struct policy_mandatory *m = policy_mandatory_get(i);
+		const struct policy_mandatory *m_row = policy_mandatory_get(i);
 		struct stat ps;
+		enum path_look look;
 
-		if (!(m->where & POLICY_MAND_HOME) || !(m->deny & POLICY_MAND_READ) ||
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", real, m->path) >= sizeof(path) ||
-		    lstat(path, &ps) < 0 || strv_has(&pl->allow_read, path))
-			continue;
-		bool holds = false;
-
-		if (access(path, S_ISDIR(ps.st_mode) ? X_OK : R_OK) < 0 && access(path, R_OK) < 0)
+		if (!(m_row->where & POLICY_MAND_HOME) || !(m_row->deny & POLICY_MAND_READ) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", real, m_row->path) >= sizeof(path) ||
+		    strv_has(&pl->allow_read, path))
 			continue;
 		/* A link (~bob/.netrc -> dotfiles/netrc): denied where it
-		 * leads, as the policy's own paths are. Not one that holds
-		 * the work (the working directory, a writable tree). */
-		if (realpath(path, rp) == NULL || strcmp(rp, "/") == 0)
+		 * leads, as the policy's own paths are (path_look(): the
+		 * canonical path, or where it reaches a mount not cheap to
+		 * look at). Not one that holds the work (the working
+		 * directory, a writable tree). */
+		look = path_look(m, path, rp, &ps);
+		if (look == LOOK_NONE || strcmp(rp, "/") == 0)
 			continue;
-		holds = cwd != NULL && cwd[0] == '/' && path_under(cwd, rp);
-		for (size_t k = 0; k < pl->allow_write.n && !holds; k++)
-			holds = path_under(pl->allow_write.v[k], rp);
-		if (holds)
+		if (look == LOOK_LOCAL && access(rp, S_ISDIR(ps.st_mode) ? X_OK : R_OK) < 0 && access(rp, R_OK) < 0)
+			continue;
+		if (holds_work(pl, cwd, rp) || under_deny_read(pl, rp))
 			continue;
 		if (strv_add_unique(&pl->deny_read, rp) < 0) {
 			log_warn("run: the stores of other users' homes");
@@ -6224,16 +6481,56 @@ static int other_user_home(struct run_plan *pl, const char *real, const char *cw
 	return 0;
 }
 
+/*
+ * fix45h: a home of another user on a mount not cheap to look at (an
+ * autofs map's, NFS, CIFS, FUSE): denied whole for reading, nothing of
+ * it looked at here (the sandbox's cover looks at the path itself once:
+ * docs/sandbox.md). Unless a path the policy lets the command read holds
+ * it, or it holds the work (run from /home/bob/proj as root: the mount is
+ * in the session's use, and its stores are checked one by one).
+ */
+static int other_user_remote(struct run_plan *pl, const char *rp, const char *cwd)
+{
+	if (under_deny_read(pl, rp))
+		return 0;
+	for (size_t i = 0; i < pl->allow_read.n; i++)
+		if (path_under(rp, pl->allow_read.v[i]))
+			return 0;
+	if (holds_work(pl, cwd, rp))
+		return other_user_home(pl, rp, cwd, NULL);
+	if (strv_add_unique(&pl->deny_read, rp) < 0) {
+		log_warn("run: the homes of other users");
+		return -1;
+	}
+	return 0;
+}
+
 static int plan_other_users(struct run_plan *pl, const struct plan_host *h)
 {
 	char cwd_buf[PATH_MAX];
 	const char *cwd = h->cwd != NULL && realpath(h->cwd, cwd_buf) != NULL ? cwd_buf : NULL;
-	struct strv homes = {0};
-	int rc = other_user_homes(&homes, h);
+	struct strv homes = {0}, remote = {0};
+	struct host_mounts m;
+	int rc = host_mounts_read(&m);
 
+	if (rc == 0)
+		rc = other_user_homes(&homes, &remote, &m, h);
+	/* The remote ones first, and each only once with what it holds
+	 * (a home linked into another's: /home/x -> /home/bob/sub): the
+	 * sandbox's cover of a path inside one would look it up. */
+	for (size_t i = 0; rc == 0 && i < remote.n; i++) {
+		bool inside = false;
+
+		for (size_t j = 0; j < remote.n && !inside; j++)
+			inside = j != i && strcmp(remote.v[i], remote.v[j]) != 0 && path_under(remote.v[i], remote.v[j]);
+		if (!inside)
+			rc = other_user_remote(pl, remote.v[i], cwd);
+	}
 	for (size_t i = 0; rc == 0 && i < homes.n; i++)
-		rc = other_user_home(pl, homes.v[i], cwd);
+		rc = other_user_home(pl, homes.v[i], cwd, &m);
 	strv_free(&homes);
+	strv_free(&remote);
+	strv_free(&m.at);
 	return rc;
 }
 

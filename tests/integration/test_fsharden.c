@@ -40,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/fuse.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -5771,6 +5773,148 @@ static void test_other_users_write_r44(void)
 }
 
 /*
+ * Round 45 (fix45h), the class of the homes of others a look would mount
+ * or wait on: another user's home on an automounted or network
+ * filesystem (autofs, NFS, CIFS, sshfs) had its stores stat'ed at every
+ * start (an autofs map mounted, a server down hung every run). Here a
+ * FUSE mount made by the test (a home whose daemon answers and writes
+ * down every lookup) at /home/<x>; a home in /home that is a link into
+ * it; and a local home whose ~/.ssh is a link into it. Nothing is looked
+ * up in it (no FUSE_LOOKUP), and the home is unreadable in the session.
+ */
+
+/* The test's FUSE daemon: answers INIT, GETATTR (a 0755 directory),
+ * OPENDIR and READDIR (empty), LOOKUP (ENOENT), and writes "op name"
+ * lines to log for each request. Returns at the unmount. */
+static void fuse_serve(int fd, const char *log)
+{
+	size_t cap = FUSE_MIN_READ_BUFFER + 65536;
+	char *buf = malloc(cap);
+	FILE *lf = fopen(log, "w");
+
+	if (lf == NULL || buf == NULL)
+		_exit(1);
+	setvbuf(lf, NULL, _IONBF, 0);
+	for (;;) {
+		ssize_t n = read(fd, buf, cap);
+		struct fuse_in_header *in = (struct fuse_in_header *)buf;
+		char out[sizeof(struct fuse_out_header) + sizeof(struct fuse_init_out) + 256];
+		struct fuse_out_header *oh = (struct fuse_out_header *)out;
+		size_t olen = sizeof(*oh);
+
+		if (n < 0 && (errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(*in))
+			break;
+		memset(out, 0, sizeof(out));
+		oh->unique = in->unique;
+		fprintf(lf, "%u %s\n", in->opcode,
+			in->opcode == FUSE_LOOKUP ? (const char *)(buf + sizeof(*in)) : "-");
+		switch (in->opcode) {
+		case FUSE_INIT: {
+			struct fuse_init_out *io = (struct fuse_init_out *)(out + sizeof(*oh));
+
+			io->major = FUSE_KERNEL_VERSION;
+			io->minor = FUSE_KERNEL_MINOR_VERSION;
+			io->max_write = 4096;
+			io->max_readahead = 4096;
+			olen += sizeof(*io);
+			break;
+		}
+		case FUSE_GETATTR: {
+			struct fuse_attr_out *ao = (struct fuse_attr_out *)(out + sizeof(*oh));
+
+			ao->attr.ino = in->nodeid;
+			ao->attr.mode = S_IFDIR | 0755;
+			ao->attr.nlink = 2;
+			olen += sizeof(*ao);
+			break;
+		}
+		case FUSE_OPENDIR:
+			olen += sizeof(struct fuse_open_out);
+			break;
+		case FUSE_READDIR:
+		case FUSE_RELEASEDIR:
+			break;
+		case FUSE_LOOKUP:
+			oh->error = -ENOENT;
+			break;
+		case FUSE_FORGET:
+		case FUSE_BATCH_FORGET:
+			continue;
+		default:
+			oh->error = -ENOSYS;
+			break;
+		}
+		oh->len = (uint32_t)olen;
+		if (write(fd, out, olen) < 0 && errno == ENODEV)
+			break;
+	}
+	(void)fclose(lf);
+	free(buf);
+}
+
+static void test_remote_homes_r45(void)
+{
+	char fhome[64], lnk[64], bob[64], f[128], t[128], log[PATH_MAX], proj[PATH_MAX], opts[64];
+	char cmd[4 * PATH_MAX];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL, *text;
+	pid_t srv;
+	int fd, rc, status = 0;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/home", W_OK) < 0 || (fd = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	snprintf(fhome, sizeof(fhome), "/home/pv-r45-fuse-%ld", (long)getpid());
+	snprintf(lnk, sizeof(lnk), "/home/pv-r45-lnk-%ld", (long)getpid());
+	snprintf(bob, sizeof(bob), "/home/pv-r45-bob-%ld", (long)getpid());
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
+	CU_ASSERT_FATAL(mkdirs("r45/proj") == 0 && mkdir(fhome, 0755) == 0 && mkdir(bob, 0755) == 0);
+	snprintf(t, sizeof(t), "%s/sub", fhome);
+	CU_ASSERT_FATAL(symlink(t, lnk) == 0);
+	snprintf(f, sizeof(f), "%s/.ssh", bob);
+	snprintf(t, sizeof(t), "%s/ssh", fhome);
+	CU_ASSERT_FATAL(symlink(t, f) == 0);
+	(void)at(log, "r45/fuse.log");
+	if (mount("pv-r45", fhome, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+		fprintf(stderr, "\n  (no FUSE mount: %s; skipped)\n", strerror(errno));
+		(void)close(fd);
+		goto clean;
+	}
+	srv = fork();
+	CU_ASSERT_FATAL(srv >= 0);
+	if (srv == 0) {
+		fuse_serve(fd, log);
+		_exit(0);
+	}
+	(void)close(fd);
+	(void)at(proj, "r45/proj");
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && env -i HOME=/root PATH=/usr/bin:/bin TMPDIR=/tmp '%s' run -q -- sh -c "
+		 "'ls -A %s/ %s/ 2>&1 | head -3; echo ran'; echo status=$?",
+		 proj, test_passavant_bin(), fhome, lnk);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	text = test_read_file(log, NULL);
+	ROW(rc == 0 && test_has(out, "ran\n") && test_has(out, "status=0\n"),
+	    "a home on a FUSE mount: the command did not run: %s %s", out ? out : "", err ? err : "");
+	/* Opcode 1 is FUSE_LOOKUP: a name looked up in the home. */
+	ROW(text != NULL && strstr(text, "\n1 ") == NULL && strncmp(text, "1 ", 2) != 0,
+	    "a home on a FUSE mount: passavant looked inside it: %s", text ? text : "(no log)");
+	free(text);
+	free(out);
+	free(err);
+	if (umount2(fhome, MNT_DETACH) < 0)
+		CU_FAIL("umount of the FUSE home");
+	(void)waitpid(srv, &status, 0);
+clean:
+	(void)unlink(lnk);
+	(void)unlink(f);
+	(void)rmdir(bob);
+	(void)rmdir(fhome);
+}
+
+/*
  * review44t: a TMPDIR (here TMP: TMPDIR is where passavant makes its
  * session directories) in a writable tree below a denyWrite or denyRead of
  * the policy (allowWrite ".", denyWrite "./ro-tmp") was passed on as a
@@ -5988,6 +6132,9 @@ TEST_REGISTRAR(register_fsharden)
 		 "id_rsa 0644): covered, as root and as nobody", test_other_users_r44);
 	test_add(s, "review44t: another user's home that a writable tree holds (root run from /home/bob): its "
 		 "entries read-only (~/.bashrc, any dot file), as the user's own", test_other_users_write_r44);
+	test_add(s, "round 45: another user's home on a FUSE mount (autofs, NFS, sshfs: not cheap to look at), "
+		 "a home linked into it, a ~/.ssh linked into it: nothing looked up there, denied whole",
+		 test_remote_homes_r45);
 	test_add(s, "review44t: a TMPDIR in a writable tree below a denyWrite or denyRead is the sandbox's /tmp",
 		 test_tmpdir_denied_r44);
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "

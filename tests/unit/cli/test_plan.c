@@ -659,11 +659,68 @@ static void test_central_copy_names(void)
 	ROW(!central_copy_name("%home%u%.awsx%y", "/home/u/.aws", true), "a neighbour of ~/.aws");
 }
 
+/* fix45h: the homes of others on mounts not cheap to look at. The
+ * mountinfo classification (types, the longest mount point above a path,
+ * the top one of a stack, an unreadable table) and path_look(), which
+ * stops at such a mount before looking at anything of it: the "remote"
+ * paths below do not exist, and are reported, not looked up. */
+static void test_remote_mounts(void)
+{
+	static const char info[] =
+		"22 1 0:21 / / rw - ext4 /dev/vda rw\n"
+		"30 22 0:40 / /net rw,relatime - autofs /etc/auto.net rw,fd=7\n"
+		"31 22 0:41 / /home/bob rw shared:5 - nfs4 srv:/bob rw\n"
+		"32 31 0:42 / /home/bob/local rw - tmpfs tmpfs rw\n"
+		"33 22 0:43 / /home/c\\040d rw - fuse.sshfs x@y: rw\n"
+		"34 22 0:44 / /home/over rw - nfs srv:/o rw\n"
+		"35 34 0:45 / /home/over rw - ext4 /dev/vdb rw\n";
+	char dir[PATH_MAX], lnk[PATH_MAX + 16], tgt[PATH_MAX + 32], out[PATH_MAX], entry[PATH_MAX + 8];
+	struct host_mounts m = {0}, none = {.unread = true};
+	struct stat st;
+	FILE *f = fmemopen((void *)info, sizeof(info) - 1, "r");
+
+	CU_ASSERT(fs_type_remote("nfs") && fs_type_remote("autofs") && fs_type_remote("fuse.sshfs") &&
+		  fs_type_remote("cifs") && !fs_type_remote("ext4") && !fs_type_remote("tmpfs") &&
+		  !fs_type_remote("fusectl"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(host_mounts_parse(&m, f), 0);
+	(void)fclose(f);
+	CU_ASSERT_EQUAL(m.at.n, 7);
+	CU_ASSERT(!host_mounts_remote(&m, "/home/alice"));
+	CU_ASSERT(host_mounts_remote(&m, "/net/srv/alice"));
+	CU_ASSERT(host_mounts_remote(&m, "/home/bob") && host_mounts_remote(&m, "/home/bob/.netrc"));
+	CU_ASSERT(!host_mounts_remote(&m, "/home/bob/local/x") && !host_mounts_remote(&m, "/home/bobby"));
+	CU_ASSERT(host_mounts_remote(&m, "/home/c d/.ssh"));
+	CU_ASSERT(!host_mounts_remote(&m, "/home/over/.netrc")); /* the top one of the stack */
+	CU_ASSERT(host_mounts_remote(&none, "/home/alice"));      /* unread: nothing is cheap */
+	CU_ASSERT(!host_mounts_remote(NULL, "/net/x"));
+	/* path_look(): a link in a local tree into a "remote" mount */
+	snprintf(dir, sizeof(dir), "%s/remote-look", t_root);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	snprintf(entry, sizeof(entry), "R%s/nfs", dir);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&m.at, entry), 0);
+	snprintf(lnk, sizeof(lnk), "%s/home", dir);
+	snprintf(tgt, sizeof(tgt), "%s/nfs/bob/../carol", dir);
+	CU_ASSERT_EQUAL_FATAL(symlink(tgt, lnk), 0);
+	snprintf(tgt, sizeof(tgt), "%s/nfs/bob/../carol/.ssh", dir);
+	CU_ASSERT_EQUAL(path_look(&m, strcat(strcpy(out, lnk), "/.ssh"), out, &st), LOOK_REMOTE);
+	CU_ASSERT_STRING_EQUAL(out, tgt); /* not resolved further: nothing there looked at */
+	snprintf(lnk, sizeof(lnk), "%s/./home/../", dir);
+	CU_ASSERT_EQUAL(path_look(&m, lnk, out, &st), LOOK_LOCAL);
+	CU_ASSERT_STRING_EQUAL(out, dir);
+	CU_ASSERT(S_ISDIR(st.st_mode));
+	snprintf(lnk, sizeof(lnk), "%s/missing", dir);
+	CU_ASSERT_EQUAL(path_look(&m, lnk, out, &st), LOOK_NONE);
+	strv_free(&m.at);
+}
+
 TEST_REGISTRAR(cli_plan_register)
 {
 	CU_pSuite s = test_suite("cli_plan", plan_setup, plan_teardown);
 
 	test_add(s, "plan_env_vars lists every SPEC 7 variable", test_proxy_env);
+	test_add(s, "fix45h: homes on mounts not cheap to look at: mountinfo types, longest mount, path_look",
+		 test_remote_mounts);
 	test_add(s, "plan_build: home rows, protections, environment", test_plan_build);
 	test_add(s, "plan_build: trust and resolver files over the system paths", test_plan_trust);
 	test_add(s, "plan_ctl_paths: the workspace rows", test_ctl_paths);
