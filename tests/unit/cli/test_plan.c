@@ -705,7 +705,13 @@ static void test_remote_mounts(void)
 	snprintf(tgt, sizeof(tgt), "%s/nfs/bob/../carol/.ssh", dir);
 	CU_ASSERT_EQUAL(path_look(&m, strcat(strcpy(out, lnk), "/.ssh"), out, &st), LOOK_REMOTE);
 	CU_ASSERT_STRING_EQUAL(out, tgt); /* not resolved further: nothing there looked at */
-	snprintf(lnk, sizeof(lnk), "%s/./home/../", dir);
+	/* ".." after a link is the parent of where it leads (here: the
+	 * "remote" mount, not looked at), after a directory its parent */
+	snprintf(lnk, sizeof(lnk), "%s/home/../x", dir);
+	CU_ASSERT_EQUAL(path_look(&m, lnk, out, &st), LOOK_REMOTE);
+	snprintf(lnk, sizeof(lnk), "%s/sub", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(lnk, 0755), 0);
+	snprintf(lnk, sizeof(lnk), "%s/./sub/../", dir);
 	CU_ASSERT_EQUAL(path_look(&m, lnk, out, &st), LOOK_LOCAL);
 	CU_ASSERT_STRING_EQUAL(out, dir);
 	CU_ASSERT(S_ISDIR(st.st_mode));
