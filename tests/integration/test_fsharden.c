@@ -5954,6 +5954,57 @@ clean:
 }
 
 /*
+ * Round 45 (fix45h): the homes of a directory service's users (LDAP,
+ * SSSD), in no /etc/passwd and not in /home: /export/home, /srv/home,
+ * /var/home (Fedora Silverblue's). Their stores were read in clear; now
+ * the usual roots of homes are listed with /home.
+ */
+static void test_other_roots_r45(void)
+{
+	static const char *const roots[] = {"/srv/home", "/export/home", "/var/home"};
+	char proj[PATH_MAX], cmd[4 * PATH_MAX], carol[3][96], f[160];
+	char *argv[] = {"sh", "-c", cmd, NULL};
+	char *out = NULL, *err = NULL;
+	bool made[3] = {false, false, false}, made_export = false;
+	int rc;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0)
+		return;
+	CU_ASSERT_FATAL(mkdirs("r45r/proj") == 0 && mkfile(at(proj, "r45r/proj/readme"), "PROJECT45\n") == 0);
+	if (access("/export", F_OK) < 0)
+		made_export = mkdir("/export", 0755) == 0;
+	for (size_t i = 0; i < 3; i++) {
+		made[i] = mkdir(roots[i], 0755) == 0;
+		snprintf(carol[i], sizeof(carol[i]), "%s/pv-r45-carol-%ld", roots[i], (long)getpid());
+		CU_ASSERT_FATAL(mkdir(carol[i], 0755) == 0);
+		snprintf(f, sizeof(f), "%s/.netrc", carol[i]);
+		CU_ASSERT_FATAL(mkfile(f, "machine x login carol password CAROLNETRC45\n") == 0);
+	}
+	(void)at(proj, "r45r/proj");
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && env -i HOME=/root PATH=/usr/bin:/bin TMPDIR=/tmp '%s' run -q -- sh -c "
+		 "'cat %s/.netrc %s/.netrc %s/.netrc readme 2>/dev/null; echo ran'; echo status=$?",
+		 proj, test_passavant_bin(), carol[0], carol[1], carol[2]);
+	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(rc == 0 && test_has(out, "ran\n") && test_has(out, "status=0\n") && test_has(out, "PROJECT45\n"),
+	    "homes outside /home: the command did not run: %s %s", out ? out : "", err ? err : "");
+	ROW(!test_has(out, "CAROLNETRC45"), "a home in /srv/home, /export/home or /var/home: its ~/.netrc read: %s",
+	    out ? out : "");
+	free(out);
+	free(err);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(f, sizeof(f), "%s/.netrc", carol[i]);
+		(void)unlink(f);
+		(void)rmdir(carol[i]);
+		if (made[i])
+			(void)rmdir(roots[i]);
+	}
+	if (made_export)
+		(void)rmdir("/export");
+}
+
+/*
  * review44t: a TMPDIR (here TMP: TMPDIR is where passavant makes its
  * session directories) in a writable tree below a denyWrite or denyRead of
  * the policy (allowWrite ".", denyWrite "./ro-tmp") was passed on as a
@@ -6174,6 +6225,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "round 45: another user's home on a FUSE mount (autofs, NFS, sshfs: not cheap to look at), "
 		 "a home linked into it, a ~/.ssh linked into it: nothing looked up there, denied whole",
 		 test_remote_homes_r45);
+	test_add(s, "round 45: homes outside /etc/passwd and /home (/srv/home, /export/home, /var/home): their "
+		 "stores covered", test_other_roots_r45);
 	test_add(s, "review44t: a TMPDIR in a writable tree below a denyWrite or denyRead is the sandbox's /tmp",
 		 test_tmpdir_denied_r44);
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
