@@ -395,17 +395,12 @@ int sbx_start(const struct sbx_config *cfg, struct sbx **out, char *err, size_t 
 		return -1;
 	}
 	s->listen_fd = -1;
-	for (int i = 0; i < 3; i++)
-		s->io.kept_fd[i] = -1; /* sbx_stdio_end() on a start refused before the guard */
+	/* before anything can fail: launch_end() runs sbx_stdio_end() */
+	sbx_stdio_init(&s->io);
 	s->icpt4_fd = -1;
 	s->icpt6_fd = -1;
 	s->dns_fd = -1;
 	s->status = -1;
-	for (int i = 0; i < 3; i++) {
-		s->io.child_fd[i] = -1;
-		s->io.pump[i] = -1;
-		s->io.err[i] = 0;
-	}
 	/* 1. Everything that allocates or needs the host's view; 2. the
 	 * channels and the clone; 3. the maps, "go", the sockets, the rules,
 	 * the report. */

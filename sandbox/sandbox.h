@@ -224,6 +224,15 @@ int sbx_take_dns_fd(struct sbx *s) NONNULL(1) WUNRES;
 int sbx_stdio_errno(const struct sbx *s, int fd) NONNULL(1);
 
 /*
+ * After sbx_wait(): NULL, or what passavant could not do for fds 0-2
+ * once the command ended: a copy process it could not wait for (what the
+ * command wrote may not all have reached its file), or a pipe shared with
+ * the host whose flags, size, owner, signal or locks, as the command left
+ * them, could not be put back. The caller must report it and not exit 0.
+ */
+const char *sbx_stdio_failure(const struct sbx *s) NONNULL(1);
+
+/*
  * Whether `run` is in a pipeline whose keys are another program's:
  * standard input is a terminal and standard output a pipe or socket
  * (`passavant run -- CMD | less`). Then the terminal's keys are not

@@ -134,7 +134,22 @@ struct sbx_stdio {
 	int kept_fd[3];
 	int kept_fl[3];
 	int kept_psz[3];
+	/* ... its owner for SIGIO (F_GETOWN_EX: type, pid) and signal
+	 * (F_GETSIG), and the count of flock and OFD locks it held
+	 * (-1: unknown), put back the same way (round 45). */
+	int kept_own_type[3];
+	int kept_own_pid[3];
+	int kept_sig[3];
+	int kept_locks[3];
+	/* The first failure of sbx_stdio_end(): what could not be reaped or
+	 * put back, for the caller to report (sbx_stdio_failure()); "". */
+	char end_msg[384];
 };
+
+/* Every field of io at its "nothing kept" value (no copies, no relay,
+ * nothing to put back): sbx_stdio_end() on it does nothing and returns
+ * 0. Called where the sbx is made, before anything can fail. */
+void sbx_stdio_init(struct sbx_stdio *io) NONNULL(1);
 
 /* Judges fds 0-2 and starts a copy for each that names a file the
  * command could reopen on the host's mount (stdio.c says which). 0, or
@@ -145,8 +160,10 @@ void sbx_stdio_close(struct sbx_stdio *io) NONNULL(1);
 /* After the sandbox ended: the input copy is asked to put the file's
  * offset where the command stopped reading (a device's is killed), the
  * output copies are waited for (all written, or err[] set), and a pipe
- * passed as it is gets its file status flags and size back. 0, or -1
- * when one could not be reaped or put back. */
+ * passed as it is gets its file status flags, size, owner, signal and
+ * locks back. 0, or -1 when one could not be reaped or put back (the
+ * first such failure described in io->end_msg). Safe on an io that
+ * sbx_stdio_init() set and sbx_stdio_guard() never saw. */
 int sbx_stdio_end(struct sbx_stdio *io) NONNULL(1);
 
 /* The copying processes' start (stdio.c): every signal it can ignore

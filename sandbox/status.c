@@ -136,7 +136,10 @@ int sbx_tty_resume(struct sbx *s)
 static void finish(struct sbx *s)
 {
 	/* What the command wrote reaches its file before anything of ours
-	 * that follows (the checks' messages). */
+	 * that follows (the checks' messages). A failure (a copy not
+	 * reaped, a shared pipe not put back) is in io.end_msg, which the
+	 * caller reports (sbx_stdio_failure()); a second call finds
+	 * nothing left to do and keeps it. */
 	(void)sbx_stdio_end(&s->io);
 	s->ph_left += sbx_placeholders_remove(s->ph, s->n_ph);
 	s->ph = NULL;
@@ -207,4 +210,9 @@ const char *sbx_placeholder(const struct sbx *s, size_t i, dev_t *dev, ino_t *in
 int sbx_stdio_errno(const struct sbx *s, int fd)
 {
 	return fd == 1 || fd == 2 ? s->io.err[fd] : 0;
+}
+
+const char *sbx_stdio_failure(const struct sbx *s)
+{
+	return s->io.end_msg[0] != '\0' ? s->io.end_msg : NULL;
 }

@@ -49,10 +49,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -196,7 +198,15 @@ static void close_all_but(const int *keep, size_t n)
  * terminal's ^C goes to the whole group, `timeout` sends SIGTERM to it,
  * SIGXFSZ would end it at a size limit: the sandbox decides how it ends,
  * and what it wrote still reaches the file or is reported), dying with
- * passavant, holding only its own descriptors.
+ * passavant, holding only its own descriptors, and not dumpable (round
+ * 45): it holds the host's file and the command's pipe, and its buffer
+ * what passed between them. The command cannot name it (another PID
+ * namespace; seccomp refuses ptrace outside), but a process of the same
+ * user on the host could ptrace it, read /proc/PID/mem, environ (the
+ * caller's environment, copied from passavant) and take its fds through
+ * /proc/PID/fd; not dumpable, only CAP_SYS_PTRACE can, and no core dump
+ * of it is written. passavant itself becomes non-dumpable only after the
+ * sandbox started (proxy.c), too late for the copies forked before.
  */
 void sbx_pump_setup(const int *keep, size_t n)
 {
@@ -208,6 +218,8 @@ void sbx_pump_setup(const int *keep, size_t n)
 	(void)sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		_exit(EIO); /* reported as a failed copy: fail closed */
 	close_all_but(keep, n);
 }
 
@@ -571,6 +583,84 @@ bool sbx_stdio_keys_foreign(void)
 	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 }
 
+void sbx_stdio_init(struct sbx_stdio *io)
+{
+	for (int i = 0; i < 3; i++) {
+		io->child_fd[i] = -1;
+		io->pump[i] = -1;
+		io->err[i] = 0;
+		io->kept_fd[i] = -1;
+		io->kept_fl[i] = -1;
+		io->kept_psz[i] = -1;
+		io->kept_own_type[i] = -1;
+		io->kept_own_pid[i] = 0;
+		io->kept_sig[i] = -1;
+		io->kept_locks[i] = -1;
+	}
+	io->in_seekable = false;
+	io->new_session = false;
+	io->ctty = -1;
+	io->relay = -1;
+	io->end_msg[0] = '\0';
+}
+
+/* The first failure of sbx_stdio_end(), in io->end_msg: the text, then
+ * ": strerror(errnum)" when errnum is not 0, then tail. */
+PRINTF(4, 5) static void end_failed(struct sbx_stdio *io, int errnum, const char *tail, const char *fmt, ...)
+{
+	size_t n;
+	va_list ap;
+
+	if (io->end_msg[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(io->end_msg, sizeof(io->end_msg), fmt, ap);
+	va_end(ap);
+	n = strlen(io->end_msg);
+	if (errnum != 0 && n < sizeof(io->end_msg))
+		(void)snprintf(io->end_msg + n, sizeof(io->end_msg) - n, ": %s", strerror(errnum));
+	n = strlen(io->end_msg);
+	if (n < sizeof(io->end_msg))
+		(void)snprintf(io->end_msg + n, sizeof(io->end_msg) - n, "%s", tail);
+}
+
+/* The flock and OFD locks held through the open file of fd (its
+ * /proc/self/fdinfo "lock:" lines), or -1 when they cannot be read. */
+static int fd_locks(int fd)
+{
+	char path[64], buf[4096 + 6];
+	size_t carry = 1;
+	int f, count = 0;
+
+	(void)snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	buf[0] = '\n'; /* the file's start is a line's */
+	for (;;) {
+		ssize_t n = read(f, buf + carry, sizeof(buf) - 6);
+		size_t have;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			(void)close(f);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		have = carry + (size_t)n;
+		for (size_t i = 0; i + 6 <= have; i++)
+			if (memcmp(buf + i, "\nlock:", 6) == 0)
+				count++;
+		/* a match cut at the end starts in its last 5 bytes */
+		carry = have < 5 ? have : 5;
+		memmove(buf, buf + have - carry, carry);
+	}
+	(void)close(f);
+	return count;
+}
+
 /*
  * A descriptor passed as it is (an anonymous pipe; a memory device, which
  * the child reopens anyway) is the open file the host's other holders
@@ -579,12 +669,19 @@ bool sbx_stdio_keys_foreign(void)
  * O_ASYNC, O_DIRECT) and a pipe's size (F_SETPIPE_SZ) are theirs too and
  * outlasted the run (round 44 of the attack: O_NONBLOCK left on the
  * shell's pipe, its next reader or writer got EAGAIN and lost lines).
- * Kept here, by a copy of our own (the caller's fd i may be another file
- * by the end), and put back by sbx_stdio_end(). 0, or -1 with errno.
+ * So are its SIGIO owner and signal (F_SETOWN, F_SETSIG: with O_ASYNC
+ * left by a host holder, the signals went to the command's dead pid) and
+ * the flock and OFD locks taken through it, which belong to the open
+ * file, not the process, and held the host's other openers of the pipe
+ * (a reopen of /proc/PID/fd/N, `flock` on /dev/stdin) out after the run
+ * (round 45). Kept here, by a copy of our own (the caller's fd i may be
+ * another file by the end), and put back by sbx_stdio_end(). 0, or -1
+ * with errno.
  */
 static int keep_passed(struct sbx_stdio *io, int i)
 {
 	int fl = fcntl(i, F_GETFL);
+	struct f_owner_ex own;
 
 	if (fl < 0)
 		return 0; /* closed: stays closed */
@@ -593,10 +690,76 @@ static int keep_passed(struct sbx_stdio *io, int i)
 		return -1;
 	io->kept_fl[i] = fl;
 	io->kept_psz[i] = fcntl(i, F_GETPIPE_SZ);
+	if (fcntl(i, F_GETOWN_EX, &own) < 0 || (io->kept_sig[i] = fcntl(i, F_GETSIG)) < 0) {
+		sbx_close_fd(&io->kept_fd[i]);
+		return -1;
+	}
+	io->kept_own_type[i] = (int)own.type;
+	io->kept_own_pid[i] = own.pid;
+	io->kept_locks[i] = fd_locks(io->kept_fd[i]);
 	return 0;
 }
 
-/* The flags and size kept by keep_passed() put back. 0, or -1. */
+static const char *const kept_tail = "; the host's other holders of that pipe see the command's setting";
+
+/* The owner, signal and locks kept by keep_passed() put back on fd, the
+ * copy of fd i. 0, or -1 with io->end_msg set. */
+static int restore_owner_locks(struct sbx_stdio *io, int i, int fd)
+{
+	struct f_owner_ex own;
+	int rc = 0, sig, n;
+
+	if (io->kept_own_type[i] >= 0) {
+		if (fcntl(fd, F_GETOWN_EX, &own) < 0) {
+			end_failed(io, errno, kept_tail, "the pipe given as the command's %s: its owner cannot be read",
+				   stdio_name[i]);
+			rc = -1;
+		} else if ((int)own.type != io->kept_own_type[i] || own.pid != io->kept_own_pid[i]) {
+			struct f_owner_ex want = {.type = io->kept_own_type[i], .pid = io->kept_own_pid[i]};
+			int r = fcntl(fd, F_SETOWN_EX, &want);
+
+			if (r < 0 && errno == ESRCH) {
+				/* the old owner gone meanwhile: none, not the command */
+				want.pid = 0;
+				r = fcntl(fd, F_SETOWN_EX, &want);
+			}
+			if (r < 0) {
+				end_failed(io, errno, kept_tail,
+					   "the pipe given as the command's %s could not be given its SIGIO owner back",
+					   stdio_name[i]);
+				rc = -1;
+			}
+		}
+	}
+	sig = io->kept_sig[i] >= 0 ? fcntl(fd, F_GETSIG) : -1;
+	if (sig >= 0 && sig != io->kept_sig[i] && fcntl(fd, F_SETSIG, io->kept_sig[i]) < 0) {
+		end_failed(io, errno, kept_tail,
+			   "the pipe given as the command's %s could not be given its SIGIO signal back", stdio_name[i]);
+		rc = -1;
+	}
+	if (io->kept_locks[i] < 0)
+		return rc;
+	n = fd_locks(fd);
+	if (n > 0 && io->kept_locks[i] == 0) {
+		/* Every lock the open file holds is the command's: dropped. */
+		struct flock whole = {.l_type = F_UNLCK, .l_whence = SEEK_SET};
+
+		(void)flock(fd, LOCK_UN);
+		(void)fcntl(fd, F_OFD_SETLK, &whole);
+		n = fd_locks(fd);
+	}
+	if (n != io->kept_locks[i]) {
+		end_failed(io, 0, kept_tail,
+			   "the pipe given as the command's %s holds %d flock or OFD lock(s) after the run, %d before, "
+			   "and passavant cannot put them back",
+			   stdio_name[i], n, io->kept_locks[i]);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* The flags, size, owner, signal and locks kept by keep_passed() put
+ * back. 0, or -1 with io->end_msg set. */
 static int restore_passed(struct sbx_stdio *io)
 {
 	int rc = 0;
@@ -610,9 +773,19 @@ static int restore_passed(struct sbx_stdio *io)
 		/* A pipe that holds more than its old size stays larger:
 		 * the kernel refuses (EBUSY), the data is not ours to drop. */
 		if (sz >= 0 && sz != io->kept_psz[i] && fcntl(fd, F_SETPIPE_SZ, io->kept_psz[i]) < 0 &&
-		    errno != EBUSY)
+		    errno != EBUSY) {
+			end_failed(io, errno, kept_tail,
+				   "the pipe given as the command's %s could not be given its size (%d bytes) back",
+				   stdio_name[i], io->kept_psz[i]);
 			rc = -1;
-		if (fcntl(fd, F_GETFL) != io->kept_fl[i] && fcntl(fd, F_SETFL, io->kept_fl[i]) < 0)
+		}
+		if (fcntl(fd, F_GETFL) != io->kept_fl[i] && fcntl(fd, F_SETFL, io->kept_fl[i]) < 0) {
+			end_failed(io, errno, kept_tail,
+				   "the pipe given as the command's %s could not be given its file status flags back",
+				   stdio_name[i]);
+			rc = -1;
+		}
+		if (restore_owner_locks(io, i, fd) < 0)
 			rc = -1;
 		sbx_close_fd(&io->kept_fd[i]);
 	}
@@ -624,16 +797,7 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 	bool tty[3];
 	int slave;
 
-	for (int i = 0; i < 3; i++) {
-		io->child_fd[i] = -1;
-		io->pump[i] = -1;
-		io->err[i] = 0;
-		io->kept_fd[i] = -1;
-		io->kept_fl[i] = -1;
-		io->kept_psz[i] = -1;
-	}
-	io->in_seekable = false;
-	io->relay = -1;
+	sbx_stdio_init(io);
 	/* A session of its own for the sandbox, always: with a terminal
 	 * among fds 0-2 the pty below is its controlling terminal, else it
 	 * has none. */
@@ -760,6 +924,8 @@ int sbx_stdio_end(struct sbx_stdio *io)
 
 		for (int waited = 0; waited < 1000 && r == 0; waited += 10) {
 			r = waitpid(io->relay, &st, WNOHANG);
+			if (r < 0 && errno == EINTR)
+				r = 0;
 			if (r == 0)
 				(void)usleep(10 * 1000);
 		}
@@ -769,8 +935,12 @@ int sbx_stdio_end(struct sbx_stdio *io)
 		 * terminal's settings are put back by run.c. */
 		if (r == 0) {
 			(void)kill(io->relay, SIGUSR1);
-			if (reap_within(io->relay, 3000, SIGKILL) < 0)
-				rc = -1;
+			r = reap_within(io->relay, 3000, SIGKILL) < 0 ? -1 : io->relay;
+		}
+		if (r < 0) {
+			end_failed(io, errno, "; the terminal may not have got all the command wrote",
+				   "the relay of the command's terminal (pid %ld) could not be waited for", (long)io->relay);
+			rc = -1;
 		}
 		io->relay = -1;
 	}
@@ -782,9 +952,17 @@ int sbx_stdio_end(struct sbx_stdio *io)
 		/* An output copy gets 1 s to see its EOF (at once, unless
 		 * the command sent its pipe away), then the stop. */
 		st = reap_within(io->pump[i], i == 0 ? 2000 : 1000, i == 0 ? SIGKILL : SIGUSR1);
-		if (st < 0)
+		if (st < 0) {
+			/* Another waiter took it (SIGCHLD ignored, a
+			 * waitpid(-1) of the caller's): how it ended is
+			 * unknown, so is whether all was copied. */
+			end_failed(io, errno,
+				   i == 0 ? "; the input file's offset may not be where the command stopped reading"
+					  : "; what the command wrote may not all have reached its file",
+				   "the copy of the command's %s (pid %ld) could not be waited for", stdio_name[i],
+				   (long)io->pump[i]);
 			rc = -1;
-		else if (i > 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0)
+		} else if (i > 0 && WIFEXITED(st) && WEXITSTATUS(st) != 0)
 			io->err[i] = WEXITSTATUS(st);
 		else if (i > 0 && WIFSIGNALED(st))
 			io->err[i] = EIO;

@@ -794,6 +794,14 @@ static int run_session(struct run *run, session_t *sess, mask_table_t **masks,
 		if (rc == 0)
 			rc = 1;
 	}
+	/* A copy of fds 0-2 not waited for, or a pipe shared with the host
+	 * left as the command set it (sbx_stdio_failure()): said, and a
+	 * status of 0 becomes 1, as for lost output. */
+	if (sbx_stdio_failure(run->sbx) != NULL) {
+		log_warnx("%s", sbx_stdio_failure(run->sbx));
+		if (rc == 0)
+			rc = 1;
+	}
 	/* A placeholder left on the host (named above) changes what reads
 	 * that path later: the caller learns of it, as of lost output. */
 	if (sbx_placeholders_left(run->sbx) > 0 && rc == 0)

@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -2545,8 +2547,9 @@ static void test_stray_fds(void)
 	close(fd);
 }
 
-/* sbx_stdio_errno() of the last run_stdio(). */
+/* sbx_stdio_errno() and sbx_stdio_failure() of the last run_stdio(). */
 static int stdio_errno[3];
+static char stdio_failure[512];
 
 /*
  * Starts argv (base config) with fds 0-2 as given (-1: the test's own),
@@ -2580,6 +2583,8 @@ static int run_stdio(char *const *argv, int in, int out, int errfd, char *err, s
 		close(fd);
 	stdio_errno[1] = sbx_stdio_errno(s, 1);
 	stdio_errno[2] = sbx_stdio_errno(s, 2);
+	snprintf(stdio_failure, sizeof(stdio_failure), "%s",
+		 sbx_stdio_failure(s) != NULL ? sbx_stdio_failure(s) : "");
 	sbx_free(s);
 	return rc;
 }
@@ -2918,6 +2923,246 @@ static void test_stdio_shared(void)
 		close(out[0]);
 		close(pidfd);
 	}
+}
+
+/* fds 0-2 of this process: type, inode and status flags, or -1s. */
+struct fd_mark {
+	int fl;
+	dev_t dev;
+	ino_t ino;
+};
+
+static void fds_mark(struct fd_mark m[3])
+{
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+
+		m[i].fl = fcntl(i, F_GETFL);
+		m[i].dev = fstat(i, &st) == 0 ? st.st_dev : 0;
+		m[i].ino = fstat(i, &st) == 0 ? st.st_ino : 0;
+	}
+}
+
+/*
+ * Round 45, last round's CI hang: a start refused before sbx_stdio_guard()
+ * ran sbx_stdio_end() on a zeroed struct sbx_stdio, whose "kept" fds were
+ * all 0: it set flags on fd 0 and closed it, and every later in-process
+ * test lost its stdin. sbx_stdio_init() sets every field to "nothing
+ * kept" where the sbx is made: such an end does nothing, here directly
+ * and through a start that the plan refuses (a relative allowWrite path).
+ */
+static void test_stdio_refused_start(void)
+{
+	struct fd_mark before[3], after[3];
+	struct sbx_stdio io;
+	struct sbx_config cfg;
+	struct sbx *s = NULL;
+	char err[SBX_ERRLEN];
+	char *argv[] = {"/bin/true", NULL};
+	const char *rel[] = {"relative/dir", NULL};
+	int p[2], saved, rc;
+
+	SKIP_IF_NEEDED();
+	/* fd 0 a pipe with flags of its own: what a zeroed end changed */
+	CU_ASSERT_FATAL(pipe2(p, O_CLOEXEC) == 0);
+	saved = dup(0);
+	CU_ASSERT_FATAL(saved >= 0 && dup2(p[0], 0) == 0);
+	CU_ASSERT_FATAL(fcntl(0, F_SETFL, O_NONBLOCK) == 0);
+	fds_mark(before);
+	memset(&io, 0, sizeof(io));
+	sbx_stdio_init(&io);
+	rc = sbx_stdio_end(&io);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(io.end_msg[0], '\0');
+	base_config(&cfg, argv);
+	cfg.allow_write = rel;
+	rc = sbx_start(&cfg, &s, err, sizeof(err));
+	CU_ASSERT_EQUAL(rc, -1);
+	CU_ASSERT(strstr(err, "relative/dir") != NULL);
+	fds_mark(after);
+	for (int i = 0; i < 3; i++)
+		ROW(after[i].fl == before[i].fl && after[i].dev == before[i].dev && after[i].ino == before[i].ino,
+		    "fd %d of the caller changed by a refused start (flags %#x, was %#x; inode %lu, was %lu)", i,
+		    (unsigned)after[i].fl, (unsigned)before[i].fl, (unsigned long)after[i].ino,
+		    (unsigned long)before[i].ino);
+	CU_ASSERT_FATAL(dup2(saved, 0) == 0);
+	close(saved);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * Round 45: besides its flags and size (round 44), a pipe passed as it
+ * is has an owner and a signal for SIGIO, and flock and OFD locks, all
+ * of its open file, which the host's holders share: the command's
+ * F_SETOWN, F_SETSIG and locks outlasted the run (another opener of the
+ * pipe, `flock /dev/stdin`, waited for the command's lock for ever). Put
+ * back, the locks dropped; a lock the host held that the command let go
+ * cannot be put back: the run reports it (sbx_stdio_failure()).
+ */
+static void test_stdio_pipe_state(void)
+{
+	char script[2048], err[SBX_ERRLEN], got[64], path[64];
+	char *pyargv[] = {"python3", "-c", script, NULL};
+	int in[2], out[2], rc, re_in, re_out;
+	struct flock wl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	ssize_t n;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
+	snprintf(script, sizeof(script),
+		 "import fcntl, os, signal, struct\n"
+		 "for fd in (0, 1):\n"
+		 "    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())\n"
+		 "    fcntl.fcntl(fd, 10, signal.SIGUSR1)\n"
+		 "fcntl.flock(0, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+		 "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\n"
+		 "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 100, 5, 0))\n"
+		 "os.write(1, b'ok\\n')\n");
+	rc = run_stdio(pyargv, in[0], out[1], -1, err, sizeof(err));
+	CU_ASSERT_EQUAL(rc, 0);
+	ROW(stdio_failure[0] == '\0', "the run reported: %s", stdio_failure);
+	n = read(out[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	CU_ASSERT(strcmp(got, "ok\n") == 0);
+	ROW(fcntl(in[0], F_GETOWN) == 0, "stdin's pipe is left owned by pid %d for SIGIO", fcntl(in[0], F_GETOWN));
+	ROW(fcntl(out[1], F_GETOWN) == 0, "stdout's pipe is left owned by pid %d for SIGIO", fcntl(out[1], F_GETOWN));
+	ROW(fcntl(out[1], F_GETSIG) == 0, "stdout's pipe is left with SIGIO signal %d", fcntl(out[1], F_GETSIG));
+	/* another open file of the same pipes: the host's other opener */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", in[1]);
+	re_in = open(path, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", out[1]);
+	re_out = open(path, O_WRONLY | O_CLOEXEC);
+	CU_ASSERT_FATAL(re_in >= 0 && re_out >= 0);
+	rc = flock(re_in, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
+	ROW(rc == 0, "stdin's pipe still holds the command's flock (%s)", strerror(rc));
+	rc = fcntl(re_out, F_OFD_SETLK, &wl) == 0 ? 0 : errno;
+	ROW(rc == 0, "stdout's pipe still holds the command's OFD lock (%s)", strerror(rc));
+	close(re_in);
+	close(re_out);
+
+	/* the host's own flock on stdin's pipe, let go by the command */
+	CU_ASSERT_FATAL(flock(in[0], LOCK_SH | LOCK_NB) == 0);
+	snprintf(script, sizeof(script), "import fcntl\nfcntl.flock(0, fcntl.LOCK_UN)\n");
+	rc = run_stdio(pyargv, in[0], out[1], -1, err, sizeof(err));
+	CU_ASSERT_EQUAL(rc, 0);
+	ROW(strstr(stdio_failure, "standard input") != NULL && strstr(stdio_failure, "lock") != NULL,
+	    "a host's lock the command let go was not reported (\"%s\")", stdio_failure);
+	close(in[0]);
+	close(in[1]);
+	close(out[0]);
+	close(out[1]);
+}
+
+/*
+ * Round 45: sbx_stdio_end()'s failure was dropped (finish() ignored it).
+ * An output copy that passavant cannot wait for (another waiter took it:
+ * SIGCHLD ignored, a waitpid(-1) in the caller) may not have written
+ * everything: sbx_stdio_failure() says so, and `run` does not exit 0.
+ */
+static void test_stdio_end_failure(void)
+{
+	char outf[PATH_MAX], err[SBX_ERRLEN];
+	char *argv[] = {"/bin/sh", "-c", "echo hi", NULL};
+	struct sbx_config cfg;
+	struct sbx *s = NULL;
+	int out, saved, rc, st;
+	pid_t pump;
+
+	SKIP_IF_NEEDED();
+	at(outf, "stdio-end-failure.txt");
+	out = open(outf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(out >= 0);
+	base_config(&cfg, argv);
+	fflush(stdout);
+	saved = dup(1);
+	CU_ASSERT_FATAL(saved >= 0 && dup2(out, 1) == 1);
+	rc = sbx_start(&cfg, &s, err, sizeof(err));
+	CU_ASSERT_FATAL(dup2(saved, 1) == 1);
+	close(saved);
+	close(out);
+	CU_ASSERT_FATAL(rc == 0);
+	pump = s->io.pump[1];
+	CU_ASSERT_FATAL(pump > 0);
+	/* another waiter takes the copy */
+	CU_ASSERT(waitpid(pump, &st, 0) == pump);
+	rc = sbx_wait(s);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_FATAL(sbx_stdio_failure(s) != NULL);
+	CU_ASSERT(strstr(sbx_stdio_failure(s), "copy of the command's standard output") != NULL &&
+		  strstr(sbx_stdio_failure(s), "could not be waited for") != NULL);
+	sbx_free(s);
+}
+
+/*
+ * Round 45: the copy processes (and the terminal's relay, the same
+ * start) stayed dumpable: a process of the same user on the host read
+ * their memory and environment (/proc/PID/mem, environ) and took their
+ * descriptors (/proc/PID/fd). Not dumpable now. Checked as an ordinary
+ * user (root's CAP_SYS_PTRACE reads any process): a child of ours
+ * becomes nobody, dumpable again, starts the copies with a file as
+ * stdout, and tries to read its own copy's environment.
+ */
+static void test_stdio_copies_undumpable(void)
+{
+	char outf[PATH_MAX];
+	int out, st;
+	pid_t pid;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		CU_PASS("needs root to become nobody");
+		return;
+	}
+	at(outf, "stdio-undumpable.txt");
+	out = open(outf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CU_ASSERT_FATAL(out >= 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct sbx_stdio io;
+		char err[256], path[64];
+		int null = open("/dev/null", O_RDWR), fd, rc = 0;
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(null, 2) < 0 || setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0 ||
+		    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+			_exit(3);
+		sbx_stdio_init(&io);
+		if (sbx_stdio_guard(&io, err, sizeof(err)) < 0 || io.pump[1] <= 0)
+			_exit(4);
+		/* once it waits for data (state S in its stat, which anyone
+		 * reads), its start is done */
+		snprintf(path, sizeof(path), "/proc/%ld/stat", (long)io.pump[1]);
+		for (int tries = 0; tries < 500; tries++) {
+			char *stat = test_read_file(path, NULL), *p = stat != NULL ? strrchr(stat, ')') : NULL;
+			bool waits = p != NULL && p[1] == ' ' && p[2] == 'S';
+
+			free(stat);
+			if (waits)
+				break;
+			usleep(10 * 1000);
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/environ", (long)io.pump[1]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			rc = 1;
+			close(fd);
+		} else if (errno != EACCES && errno != EPERM) {
+			rc = 5;
+		}
+		sbx_stdio_close(&io);
+		if (sbx_stdio_end(&io) < 0)
+			rc = 6;
+		_exit(rc);
+	}
+	close(out);
+	CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+	ROW(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "a process of the same user read the stdout copy's environment (exit %d: 1 read, 3-6 setup)",
+	    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 /*
@@ -3340,6 +3585,15 @@ TEST_REGISTRAR(register_sandbox)
 		 test_stdio_shared);
 	test_add(s, "review of round 44: a copied socket or FIFO whose reader is gone ends the command's writes",
 		 test_stdio_reader_gone);
+	test_add(s, "round 45: a start refused before the stdio guard leaves the caller's fds 0-2 as they were",
+		 test_stdio_refused_start);
+	test_add(s, "round 45: a passed pipe's SIGIO owner and signal put back, the command's flock and OFD locks "
+		    "dropped, a host's lock let go reported",
+		 test_stdio_pipe_state);
+	test_add(s, "round 45: a copy passavant cannot wait for is reported (sbx_stdio_failure)",
+		 test_stdio_end_failure);
+	test_add(s, "round 45: the copy processes are not dumpable (a same-user process cannot read them)",
+		 test_stdio_copies_undumpable);
 	test_add(s, "environment additions and removals", test_env);
 	s = test_suite("sandbox_status", suite_init, suite_cleanup);
 	test_add(s, "exit statuses 0 3 137 127 126 125", test_exit_statuses);
