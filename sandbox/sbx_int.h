@@ -141,6 +141,12 @@ struct sbx_stdio {
 	int kept_own_pid[3];
 	int kept_sig[3];
 	int kept_locks[3];
+	/* ... and its inode's mode and owner (fchmod, fchown through the
+	 * fd: the mode decides who reopens it through /proc/PID/fd/N,
+	 * /dev/stdin); kept_mode -1: none kept. */
+	int kept_mode[3];
+	uid_t kept_uid[3];
+	gid_t kept_gid[3];
 	/* The first failure of sbx_stdio_end(): what could not be reaped or
 	 * put back, for the caller to report (sbx_stdio_failure()); "". */
 	char end_msg[384];

@@ -596,6 +596,9 @@ void sbx_stdio_init(struct sbx_stdio *io)
 		io->kept_own_pid[i] = 0;
 		io->kept_sig[i] = -1;
 		io->kept_locks[i] = -1;
+		io->kept_mode[i] = -1;
+		io->kept_uid[i] = (uid_t)-1;
+		io->kept_gid[i] = (gid_t)-1;
 	}
 	io->in_seekable = false;
 	io->new_session = false;
@@ -670,7 +673,9 @@ static int fd_locks(int fd)
  * outlasted the run (round 44 of the attack: O_NONBLOCK left on the
  * shell's pipe, its next reader or writer got EAGAIN and lost lines).
  * So are its SIGIO owner and signal (F_SETOWN, F_SETSIG: with O_ASYNC
- * left by a host holder, the signals went to the command's dead pid) and
+ * left by a host holder, the signals went to the command's dead pid),
+ * its inode's mode and owner (fchmod 0: the host's other users of the
+ * pipe could no longer reopen it through /proc/PID/fd/N, /dev/stdin) and
  * the flock and OFD locks taken through it, which belong to the open
  * file, not the process, and held the host's other openers of the pipe
  * (a reopen of /proc/PID/fd/N, `flock` on /dev/stdin) out after the run
@@ -682,6 +687,7 @@ static int keep_passed(struct sbx_stdio *io, int i)
 {
 	int fl = fcntl(i, F_GETFL);
 	struct f_owner_ex own;
+	struct stat st;
 
 	if (fl < 0)
 		return 0; /* closed: stays closed */
@@ -697,6 +703,13 @@ static int keep_passed(struct sbx_stdio *io, int i)
 	io->kept_own_type[i] = (int)own.type;
 	io->kept_own_pid[i] = own.pid;
 	io->kept_locks[i] = fd_locks(io->kept_fd[i]);
+	/* the inode's mode and owner: a pipe's only (a memory device is
+	 * reopened in the sandbox, the host's node out of its reach) */
+	if (fstat(i, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		io->kept_mode[i] = (int)(st.st_mode & 07777);
+		io->kept_uid[i] = st.st_uid;
+		io->kept_gid[i] = st.st_gid;
+	}
 	return 0;
 }
 
@@ -707,6 +720,7 @@ static const char *const kept_tail = "; the host's other holders of that pipe se
 static int restore_owner_locks(struct sbx_stdio *io, int i, int fd)
 {
 	struct f_owner_ex own;
+	struct stat st;
 	int rc = 0, sig, n;
 
 	if (io->kept_own_type[i] >= 0) {
@@ -736,6 +750,23 @@ static int restore_owner_locks(struct sbx_stdio *io, int i, int fd)
 		end_failed(io, errno, kept_tail,
 			   "the pipe given as the command's %s could not be given its SIGIO signal back", stdio_name[i]);
 		rc = -1;
+	}
+	if (io->kept_mode[i] >= 0 && fstat(fd, &st) == 0) {
+		if ((st.st_uid != io->kept_uid[i] || st.st_gid != io->kept_gid[i]) &&
+		    fchown(fd, io->kept_uid[i], io->kept_gid[i]) < 0) {
+			end_failed(io, errno, kept_tail,
+				   "the pipe given as the command's %s could not be given its owner (%ld:%ld) back",
+				   stdio_name[i], (long)io->kept_uid[i], (long)io->kept_gid[i]);
+			rc = -1;
+		}
+		/* after the chown, which clears set-id bits */
+		if (fstat(fd, &st) == 0 && (int)(st.st_mode & 07777) != io->kept_mode[i] &&
+		    fchmod(fd, (mode_t)io->kept_mode[i]) < 0) {
+			end_failed(io, errno, kept_tail,
+				   "the pipe given as the command's %s could not be given its mode %04o back",
+				   stdio_name[i], (unsigned)io->kept_mode[i]);
+			rc = -1;
+		}
 	}
 	if (io->kept_locks[i] < 0)
 		return rc;

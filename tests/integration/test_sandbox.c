@@ -2993,10 +2993,12 @@ static void test_stdio_refused_start(void)
 
 /*
  * Round 45: besides its flags and size (round 44), a pipe passed as it
- * is has an owner and a signal for SIGIO, and flock and OFD locks, all
- * of its open file, which the host's holders share: the command's
- * F_SETOWN, F_SETSIG and locks outlasted the run (another opener of the
- * pipe, `flock /dev/stdin`, waited for the command's lock for ever). Put
+ * is has an owner and a signal for SIGIO, flock and OFD locks, all of
+ * its open file, and its inode's mode (chmod 0: the host's ordinary
+ * users could not reopen it through /dev/stdin), which the host's
+ * holders share: the command's F_SETOWN, F_SETSIG, fchmod and locks
+ * outlasted the run (another opener of the pipe, `flock /dev/stdin`,
+ * waited for the command's lock for ever). Put
  * back, the locks dropped; a lock the host held that the command let go
  * cannot be put back: the run reports it (sbx_stdio_failure()).
  */
@@ -3005,11 +3007,13 @@ static void test_stdio_pipe_state(void)
 	char script[2048], err[SBX_ERRLEN], got[64], path[64];
 	char *pyargv[] = {"python3", "-c", script, NULL};
 	int in[2], out[2], rc, re_in, re_out;
+	struct stat st_in, st_out, st;
 	struct flock wl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	ssize_t n;
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
+	CU_ASSERT_FATAL(fstat(in[0], &st_in) == 0 && fstat(out[1], &st_out) == 0);
 	snprintf(script, sizeof(script),
 		 "import fcntl, os, signal, struct\n"
 		 "for fd in (0, 1):\n"
@@ -3018,6 +3022,8 @@ static void test_stdio_pipe_state(void)
 		 "fcntl.flock(0, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
 		 "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\n"
 		 "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 100, 5, 0))\n"
+		 "os.fchmod(0, 0)\n"
+		 "os.fchmod(1, 0o666)\n"
 		 "os.write(1, b'ok\\n')\n");
 	rc = run_stdio(pyargv, in[0], out[1], -1, err, sizeof(err));
 	CU_ASSERT_EQUAL(rc, 0);
@@ -3028,6 +3034,12 @@ static void test_stdio_pipe_state(void)
 	ROW(fcntl(in[0], F_GETOWN) == 0, "stdin's pipe is left owned by pid %d for SIGIO", fcntl(in[0], F_GETOWN));
 	ROW(fcntl(out[1], F_GETOWN) == 0, "stdout's pipe is left owned by pid %d for SIGIO", fcntl(out[1], F_GETOWN));
 	ROW(fcntl(out[1], F_GETSIG) == 0, "stdout's pipe is left with SIGIO signal %d", fcntl(out[1], F_GETSIG));
+	CU_ASSERT_FATAL(fstat(in[0], &st) == 0);
+	ROW(st.st_mode == st_in.st_mode, "stdin's pipe is left mode %04o (was %04o)", (unsigned)(st.st_mode & 07777),
+	    (unsigned)(st_in.st_mode & 07777));
+	CU_ASSERT_FATAL(fstat(out[1], &st) == 0);
+	ROW(st.st_mode == st_out.st_mode, "stdout's pipe is left mode %04o (was %04o)",
+	    (unsigned)(st.st_mode & 07777), (unsigned)(st_out.st_mode & 07777));
 	/* another open file of the same pipes: the host's other opener */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", in[1]);
 	re_in = open(path, O_WRONLY | O_CLOEXEC);
