@@ -20,6 +20,10 @@
 #include "proxy/cli/run.h"
 #include "proxy/log.h"
 
+/* The most bytes of a method and of a target a refusal line shows. */
+#define RUN_LINE_METHOD_MAX 32
+#define RUN_LINE_TARGET_MAX 200
+
 /* Appends len bytes of s to out (at *n, cap bytes) with every byte that
  * is not printable ASCII written as \xNN: a refusal line must not carry
  * terminal escapes the command chose. */
@@ -39,6 +43,16 @@ static void put_sanitized(char *out, size_t cap, size_t *n, const char *s, size_
 static void put_str(char *out, size_t cap, size_t *n, const char *s)
 {
 	put_sanitized(out, cap, n, s, strlen(s));
+}
+
+/* As put_sanitized(), but at most max bytes of s, then "..." when s is
+ * longer: a part the command chose (an HTTP/2 method, a target) must not
+ * fill the line and push what follows it (the host, the rule) out. */
+static void put_cut(char *out, size_t cap, size_t *n, const char *s, size_t len, size_t max)
+{
+	put_sanitized(out, cap, n, s, len > max ? max : len);
+	if (len > max)
+		put_str(out, cap, n, "...");
 }
 
 /* Ends the line at *n with a newline and writes it in one write, like
@@ -185,7 +199,11 @@ static void put_host(char *line, size_t cap, size_t *n, const struct audit_rec *
 void run_observer(void *arg, const struct audit_rec *r)
 {
 	struct run *run = arg;
-	char line[1024];
+	/* Room for every part at its bound, each byte written \xNN: the
+	 * prefix, a method of RUN_LINE_METHOD_MAX, a host of
+	 * POLICY_HOST_MAX with brackets and port, a target of
+	 * RUN_LINE_TARGET_MAX (or a DNS name of 253), and the rule. */
+	char line[4096];
 	const char *why;
 	size_t n = 0;
 	bool connect;
@@ -240,7 +258,14 @@ void run_observer(void *arg, const struct audit_rec *r)
 		  (r->method != NULL && strcmp(r->method, "CONNECT") == 0) || r->scheme == NULL;
 	why = r->rule != NULL ? r->rule : r->reason != NULL ? r->reason : "refused";
 	put_str(line, sizeof(line), &n, "passavant: blocked ");
-	put_str(line, sizeof(line), &n, r->method != NULL ? r->method : connect ? "CONNECT" : "?");
+	/* HTTP/2 takes any token as the method, of any length up to
+	 * maxHeaderBytes: uncut, 1,000 bytes of it filled the line and the
+	 * host and rule never showed (round 45 of the attack). The audit
+	 * has it whole. */
+	if (r->method != NULL)
+		put_cut(line, sizeof(line), &n, r->method, strlen(r->method), RUN_LINE_METHOD_MAX);
+	else
+		put_str(line, sizeof(line), &n, connect ? "CONNECT" : "?");
 	put_str(line, sizeof(line), &n, " ");
 	if (!connect) {
 		put_str(line, sizeof(line), &n, r->scheme);
@@ -250,10 +275,7 @@ void run_observer(void *arg, const struct audit_rec *r)
 		put_host(line, sizeof(line), &n, r, connect);
 	if (!connect && r->target != NULL) {
 		/* Long targets are cut: the audit log has them in full. */
-		size_t tl = r->target_len > 200 ? 200 : r->target_len;
-		put_sanitized(line, sizeof(line), &n, r->target, tl);
-		if (tl < r->target_len)
-			put_str(line, sizeof(line), &n, "...");
+		put_cut(line, sizeof(line), &n, r->target, r->target_len, RUN_LINE_TARGET_MAX);
 	}
 	put_str(line, sizeof(line), &n, ": ");
 	put_str(line, sizeof(line), &n, why);

@@ -1021,6 +1021,40 @@ static void test_nghttp_run(void)
 	session_free(&s);
 }
 
+/*
+ * Round 45 of the attack (the run's refusal line): HTTP/2 takes any token
+ * as the method, of any length. `curl -X` with 2,000 letters and an
+ * :authority the SNI does not name (421): the stderr line was cut at its
+ * 1,024 bytes inside the method, so it said "passavant: blocked AAAA..."
+ * and neither the host nor the rule. The line shows 32 bytes of a method;
+ * the audit keeps it whole.
+ */
+static void test_run_line_long_method(void)
+{
+	struct session s;
+	char body[2 * PATH_MAX], want[128];
+
+	CU_ASSERT_FATAL(ready);
+	if (skip_no_sandbox())
+		return;
+	snprintf(body, sizeof(body),
+		 "m=$(printf 'A%%.0s' $(seq 2000))\n"
+		 "curl -sS --http2 --max-time 20 -o /dev/null -w 'code=%%{http_code}\\n' -X \"$m\" "
+		 "-H 'Host: grpc.test:%u' 'https://h2.test:%u/hello?t=longmethod'\n",
+		 h2port, h2port);
+	session_run(&s, "longmethod", body);
+	snprintf(want, sizeof(want), "... https://h2.test:%u/hello?t=longmethod: ", h2port);
+	ROW(test_has(s.out, "code=421\n"), "the long method with another :authority was not answered 421: %s / %s",
+	    test_nz(s.out), test_tail(s.err, 600));
+	ROW(test_hasf(s.err, "passavant: blocked AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%s", want) &&
+		test_has(s.err, "interception: Host must name the TLS server name"),
+	    "the refusal line does not show the host and the rule after a cut method: %s", test_tail(s.err, 1200));
+	ROW(audit_count(s.audit, 0, "\"status\":421", "\"proto\":\"h2\"", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+			NULL) == 1,
+	    "the audit does not keep the whole method of the 421");
+	session_free(&s);
+}
+
 /* 3. Go net/http with ForceAttemptHTTP2 through the proxy. */
 static void test_go(void)
 {
@@ -2941,6 +2975,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "harness: every client directly against the upstreams", test_harness_direct);
 	test_add(s, "curl --http2: h2 where the upstream speaks it, 1.1 where not", test_curl_h2);
 	test_add(s, "nghttp -m 60 inside passavant run; :authority against the intercepted SNI", test_nghttp_run);
+	test_add(s, "the run's refusal line shows the host and rule after a 2,000-byte HTTP/2 method", test_run_line_long_method);
 	test_add(s, "Go net/http forcing HTTP/2 through the proxy", test_go);
 	test_add(s, "gRPC unary, error status, bidi through the proxy", test_grpc_proxy);
 	test_add(s, "gRPC inside passavant run (intercepted)", test_grpc_run);
