@@ -211,6 +211,14 @@ struct conn_orig {
 #define CONN_RULE_BYTES (POLICY_HOST_MAX + 64)
 #define CONN_TLS_ERR_BYTES 256
 
+/* How much of a method a reason shows: HTTP/2 takes any token as one, of
+ * any length, and uncut it filled the reason's buffer so that the host
+ * and path after it never showed (round 45 of the attack). Used as
+ * "%.*s%s", CONN_METHOD_CUT(m), m, CONN_METHOD_MORE(m). */
+#define CONN_METHOD_SHOWN 32
+#define CONN_METHOD_CUT(m) ((int)(strlen(m) > CONN_METHOD_SHOWN ? CONN_METHOD_SHOWN : strlen(m)))
+#define CONN_METHOD_MORE(m) (strlen(m) > CONN_METHOD_SHOWN ? "..." : "")
+
 /*
  * The decision of one host and port (policy_decide()) kept for the
  * requests that follow: a terminated tunnel's target is fixed, and its

@@ -299,7 +299,8 @@ static bool PRINTF(5, 6) refuse_with(struct verdict *v, int status, const char *
  * passed (never redacted: a real value was refused before). */
 static const char *facts_what(const struct req_facts *f, char *buf, size_t len)
 {
-	(void)snprintf(buf, len, "%s %s://%s%s%.*s", f->method, f->tunnel ? "https" : "http", f->tgt->authority,
+	(void)snprintf(buf, len, "%.*s%s %s://%s%s%.*s", CONN_METHOD_CUT(f->method), f->method,
+		       CONN_METHOD_MORE(f->method), f->tunnel ? "https" : "http", f->tgt->authority,
 		       f->path_len > 0 && f->path[0] == '?' ? "/" : "", cut200(f->path_len), f->path);
 	return buf;
 }
@@ -639,7 +640,8 @@ bool conn_verdict(const struct req_facts *f, struct verdict *v)
 {
 	verdict_clear(v);
 	if (f->audit_down)
-		return refuse_with(v, 503, AUDIT_DOWN_XERR, "audit", "passavant: %s refused: " AUDIT_DOWN_WHY, f->method);
+		return refuse_with(v, 503, AUDIT_DOWN_XERR, "audit", "passavant: %.*s%s refused: " AUDIT_DOWN_WHY,
+				   CONN_METHOD_CUT(f->method), f->method, CONN_METHOD_MORE(f->method));
 	if (!judge_form(f, v))
 		return false;
 	return f->tgt == NULL || (judge_host(f, v) && judge_policy(f, v));

@@ -59,13 +59,14 @@ void h2_wipe_free(struct evbuffer *b)
 const char *h2s_what(const struct h2s *s, char *buf, size_t len)
 {
 	const conn_t *c = s->h->c;
-	const char *p = s->path != NULL ? s->path : "";
+	const char *p = s->path != NULL ? s->path : "", *m = s->method != NULL ? s->method : "?";
 
+	/* the method cut (CONN_METHOD_SHOWN): any token, of any length */
 	if (s->redact)
-		(void)snprintf(buf, len, "%s https://%s%s", s->method != NULL ? s->method : "?",
+		(void)snprintf(buf, len, "%.*s%s https://%s%s", CONN_METHOD_CUT(m), m, CONN_METHOD_MORE(m),
 			       c->tgt.authority, H2_REDACTED);
 	else
-		(void)snprintf(buf, len, "%s https://%s%.200s", s->method != NULL ? s->method : "?",
+		(void)snprintf(buf, len, "%.*s%s https://%s%.200s", CONN_METHOD_CUT(m), m, CONN_METHOD_MORE(m),
 			       c->tgt.authority, p);
 	return buf;
 }

@@ -1027,12 +1027,13 @@ static void test_nghttp_run(void)
  * :authority the SNI does not name (421): the stderr line was cut at its
  * 1,024 bytes inside the method, so it said "passavant: blocked AAAA..."
  * and neither the host nor the rule. The line shows 32 bytes of a method;
- * the audit keeps it whole.
+ * the audit keeps it whole, and its reason shows the target after 32
+ * bytes of the method too.
  */
 static void test_run_line_long_method(void)
 {
 	struct session s;
-	char body[2 * PATH_MAX], want[128];
+	char body[2 * PATH_MAX], want[192];
 
 	CU_ASSERT_FATAL(ready);
 	if (skip_no_sandbox())
@@ -1052,6 +1053,12 @@ static void test_run_line_long_method(void)
 	ROW(audit_count(s.audit, 0, "\"status\":421", "\"proto\":\"h2\"", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 			NULL) == 1,
 	    "the audit does not keep the whole method of the 421");
+	/* the reason too: its "what" showed 511 bytes of the method, and
+	 * neither the target's scheme and authority nor its path */
+	snprintf(want, sizeof(want), "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA... https://h2.test:%u/hello?t=longmethod: Host grpc.test",
+		 h2port);
+	ROW(audit_count(s.audit, 0, "\"status\":421", want, NULL) == 1,
+	    "the 421's audit reason does not show the request's target after a cut method");
 	session_free(&s);
 }
 
