@@ -221,6 +221,11 @@ const struct env_plugin_var env_startup_vars[] = {
 	{"GOPATH", false},
 	{"GOMODCACHE", true},
 	{"GOCACHE", true},
+	/* Round 45 (fix45v): go's own tree (bin/go, pkg/tool/, and go.env:
+	 * GOFLAGS and GOTOOLCHAIN for every go it runs) where it is not
+	 * the system's; opam's root (~/.opam: policy/mandatory.c) */
+	{"GOROOT", true},
+	{"OPAMROOT", true},
 	{"XDG_CACHE_HOME", true},
 	{"COURSIER_CACHE", true},
 	{"DENO_DIR", true},
@@ -396,8 +401,52 @@ static const char *const kpse_trees[] = {"TEXMF",	"TEXMFHOME",   "TEXMFVAR",	 "T
 					 "TEXMFCNF",	"TEXMFLOCAL",  "TEXMFSYSVAR",	 "TEXMFSYSCONFIG",
 					 "TEXMFAUXTREES", "TEXMFDIST", "TEXMFMAIN"};
 
+/*
+ * Round 45 (fix45v): MSBuild reads every environment variable as a
+ * property, and a property's name is read whatever its case: on Linux
+ * MSBUILDEXTENSIONSPATH or msbuildextensionspath set in the environment
+ * is $(MSBuildExtensionsPath) in every build. The properties of the
+ * tables above (env_code_opt_vars' import files, env_startup_vars'
+ * directories) and NuGet's RestorePackagesPath (the packages folder a
+ * restore fills, as NUGET_PACKAGES: their build/ .props and .targets
+ * are imported into every later build) are matched so; the canonical
+ * spelling is left to the tables. The .NET host's DOTNET_* and NuGet's
+ * own NUGET_* are read by getenv(), whose case counts on Linux.
+ */
+static const char *const msbuild_props[] = {
+	"CustomBeforeMicrosoftCommonTargets", "CustomAfterMicrosoftCommonTargets",
+	"CustomBeforeMicrosoftCommonProps",   "CustomAfterMicrosoftCommonProps",
+	"CustomBeforeMicrosoftCSharpTargets", "CustomAfterMicrosoftCSharpTargets",
+	"DirectoryBuildPropsPath",	      "DirectoryBuildTargetsPath",
+	"DirectoryPackagesPropsPath",	      "MSBuildSDKsPath",
+	"MSBuildExtensionsPath",	      "MSBuildUserExtensionsPath",
+	"RestorePackagesPath",
+};
+
+/* The canonical name of the MSBuild property name (len bytes) is, in
+ * another case, or NULL (also for the canonical spelling itself). */
+static const char *msbuild_prop_other_case(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_LEN(msbuild_props); i++)
+		if (strlen(msbuild_props[i]) == len && strncasecmp(name, msbuild_props[i], len) == 0 &&
+		    memcmp(name, msbuild_props[i], len) != 0)
+			return msbuild_props[i];
+	return NULL;
+}
+
 int env_startup_family(const char *name, size_t len, bool *one)
 {
+	const char *prop = msbuild_prop_other_case(name, len);
+
+	/* round 45: MSBuild's directories in any case (the import files
+	 * are env_code_var_as()'s); RestorePackagesPath in any case, as
+	 * the canonical one is not in env_startup_vars */
+	if ((prop != NULL && env_code_var_as(prop, strlen(prop)) == NULL) ||
+	    (len == 19 && memcmp(name, "RestorePackagesPath", 19) == 0)) {
+		if (one != NULL)
+			*one = true;
+		return 1;
+	}
 	for (size_t i = 0; i < ARRAY_LEN(kpse_trees); i++) {
 		size_t kl = strlen(kpse_trees[i]);
 
@@ -558,10 +607,14 @@ const char *env_code_var_as(const char *name, size_t len)
 	/* the cc crate's (and autoconf's, go's) per-target tools and flags:
 	 * CC_x86_64-unknown-linux-gnu, CC_FOR_TARGET, TARGET_CC, HOST_CXX */
 	static const char *const tools[] = {"CC", "CXX", "AR", "RANLIB", "CFLAGS", "CXXFLAGS"};
+	const char *as;
 
 	for (size_t i = 0; env_code_opt_vars[i] != NULL; i++)
 		if (is(name, len, env_code_opt_vars[i]))
 			return env_code_opt_vars[i];
+	/* Round 45: MSBuild's import files in any case (msbuild_props) */
+	if ((as = msbuild_prop_other_case(name, len)) != NULL && env_code_var_as(as, strlen(as)) != NULL)
+		return as;
 	/* Review of round 39: the java program the JVM launchers run (mvn,
 	 * gradle and gradlew, ant, and most JVM scripts: exec "$JAVACMD"),
 	 * a program run by path; maven's (3.9) and ant's own arguments from

@@ -849,8 +849,10 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 		struct fs_opt o = {.l = l, .h = h};
 		char *name;
 
+		/* (the table's own names were read above; round 45: not
+		 * MSBuild's in another case, which are as long) */
 		if (eq == NULL || (as = env_code_var_as(kv, (size_t)(eq - kv))) == NULL ||
-		    strlen(as) == (size_t)(eq - kv))
+		    (strlen(as) == (size_t)(eq - kv) && memcmp(as, kv, (size_t)(eq - kv)) == 0))
 			continue;
 		name = strndup(kv, (size_t)(eq - kv));
 		if (name == NULL || policy_code_options(name, eq + 1, fs_opt_deny, &o) < 0)

@@ -742,6 +742,14 @@ static const struct policy_mandatory mandatory[] = {
 	 * go must make in a writable home (a new ~/go is moved aside after
 	 * the run, ~/go/bin with it) */
 	{"go/bin", W, H | D, "go install's programs (on PATH)"},
+	/* Round 45 (fix45v): go's environment file (`go env -w`, read by
+	 * every go: GOFLAGS=-toolexec= runs a program at every build,
+	 * GOTOOLCHAIN picks the go that runs; $GOENV names it elsewhere,
+	 * base/envnames.c) and opam's root (the switches' bin/ is on PATH
+	 * by `eval $(opam env)`, their packages' libraries load, opam's
+	 * config runs hooks; $OPAMROOT) */
+	{".config/go/env", W, H, "go env -w's settings: GOFLAGS=-toolexec runs a program at every go build"},
+	{".opam", W, H | T, "opam's switches (their bin/ is on PATH), hooks and plugins"},
 	{".cargo/env", W, H, "sourced by ~/.profile and ~/.bashrc (rustup)"},
 	{".cargo/env.fish", W, H, "sourced by fish (rustup)"},
 	{".bashrc.d", W, H | T, "sourced by the usual .bashrc"},
@@ -1128,6 +1136,8 @@ static const struct {
 	/* Round 44: go install's directory, GOBIN, else each GOPATH
 	 * entry's bin/ */
 	{"go/bin", "$GOBIN $GOPATH:/bin"},
+	/* Round 45 */
+	{".opam", "$OPAMROOT"},
 };
 
 /* Contract in policy.h. */

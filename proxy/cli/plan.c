@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <openssl/x509.h>
+#include <yaml.h>
 #include <zlib.h>
 
 #include "base/envnames.h"
@@ -474,10 +475,75 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const str
 	return 0;
 }
 
+/*
+ * Round 45 (fix45v): the tools' own temporary directories, where a tool
+ * writes what it runs or loads next (go run's and go test's programs in
+ * $GOTMPDIR, a JVM library's native code extracted to java.io.tmpdir,
+ * npm's $npm_config_tmp, any case, '-' or '_'): the session's are the
+ * sandbox's private /tmp, whatever the host's names (in a writable tree
+ * a plant there waited for the host's next run). GOTMPDIR and
+ * npm_config_tmp are set to /tmp; JAVA_TOOL_OPTIONS, _JAVA_OPTIONS and
+ * JDK_JAVA_OPTIONS holding -Djava.io.tmpdir= get -Djava.io.tmpdir=/tmp
+ * after it (the JVM takes a property's last value; the command's own
+ * java options come later still). One notice per variable unless
+ * quiet, naming the directory (not the options, which may hold a
+ * password). 0, or -1 after logging (ENOMEM).
+ */
+static int plan_tool_tmpdirs(struct run_plan *pl, const struct plan_host *h, const struct plan_session *s)
+{
+	static const char *const jvm[] = {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"};
+	static const char jprop[] = "-Djava.io.tmpdir=";
+
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {
+		const char *kv = h->env[i], *eq = strchr(kv, '='), *val, *dir = NULL, *j;
+		size_t n, dlen = 0;
+		bool java = false;
+		char *set;
+		int r;
+
+		if (eq == NULL)
+			continue;
+		n = (size_t)(eq - kv);
+		val = eq + 1;
+		for (size_t k = 0; k < ARRAY_LEN(jvm) && !java; k++)
+			java = n == strlen(jvm[k]) && memcmp(kv, jvm[k], n) == 0;
+		if (java) {
+			/* the last one, its value up to white space */
+			for (j = strstr(val, jprop); j != NULL; j = strstr(j + 1, jprop))
+				dir = j + strlen(jprop);
+			if (dir != NULL)
+				dlen = strcspn(dir, " \t\n");
+		} else if ((n == 8 && memcmp(kv, "GOTMPDIR", 8) == 0) ||
+			   (n == 14 && strncasecmp(kv, "npm_config", 10) == 0 && (kv[10] == '_' || kv[10] == '-') &&
+			    strncasecmp(kv + 11, "tmp", 3) == 0)) {
+			dir = val;
+			dlen = strlen(val);
+		}
+		/* unset or empty: the tool's default, os.TempDir() ($TMPDIR) */
+		if (dir == NULL || dlen == 0 || (dlen == 4 && memcmp(dir, "/tmp", 4) == 0))
+			continue;
+		r = java ? asprintf(&set, "%.*s=%s %s/tmp", (int)n, kv, val, jprop) : asprintf(&set, "%.*s=/tmp", (int)n, kv);
+		if (r < 0 || strv_add(&pl->env_add, set) < 0) {
+			if (r >= 0)
+				free(set);
+			log_warn("run: setting %.*s for the command", (int)n, kv);
+			return -1;
+		}
+		free(set);
+		if (!s->quiet)
+			fprintf(stderr,
+				"passavant: %.*s names %s%.*s as a tool's temporary directory, where the tool writes "
+				"what it runs next; the command's is /tmp, the sandbox's own (private to this session, "
+				"gone when the command ends)\n",
+				(int)n, kv, java ? "java.io.tmpdir=" : "", (int)dlen, dir);
+	}
+	return 0;
+}
+
 static int plan_env(struct run_plan *pl, const policy_t *p, const mask_table_t *masks,
 		    const struct plan_host *h, const struct plan_session *s)
 {
-	if (plan_tmpdir(pl, h, s) < 0)
+	if (plan_tmpdir(pl, h, s) < 0 || plan_tool_tmpdirs(pl, h, s) < 0)
 		return -1;
 	if (plan_env_vars(&pl->env_add, "127.0.0.1", SBX_DEFAULT_PORT, pl->trust) < 0)
 		return -1;
@@ -804,45 +870,63 @@ static int session_tree(struct run_plan *pl, const char *dir, size_t n, const ch
 }
 
 /*
- * Review of round 44: cacheDir or storeDir as a key (after a quote,
- * white space and ':', or at the line's end) in a form the line reader
- * below does not read: quoted, indented, in a flow mapping, "? key",
- * the value on the next line, an anchor, alias, tag or block scalar, a
- * double-quoted escape. pnpm's YAML reader reads them all: fail closed.
+ * Round 45 (fix45v): pnpm-workspace.yaml read as YAML (libyaml), as pnpm
+ * reads it: cacheDir and storeDir are the keys of the first document's
+ * top-level mapping, in any form YAML allows (quoted, on the next line,
+ * indented, a flow mapping, an anchor, escapes decoded); the same words
+ * deeper (catalog:, a comment) are no key. What passavant cannot follow
+ * the way pnpm would refuses the start, naming the file (review of round
+ * 44: fail closed): a value that is an alias, a block scalar, tagged
+ * other than as a string, not a scalar, or holding a NUL; a key that is
+ * an alias or the merge key "<<"; a second document; a file libyaml
+ * cannot parse. The review of round 44's line reader refused every
+ * indented key, a rare false refusal.
  */
-static bool pnpm_key_unread(const char *line, size_t n)
+struct pnpm_ws {
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	bool have_ev;
+};
+
+/* The next event of w into w->ev (the previous one freed). 0, or -1. */
+static int pnpm_next(struct pnpm_ws *w)
 {
-	static const char *const keys[] = {"cacheDir", "storeDir"};
-	size_t s = strspn(line, " \t");
+	if (w->have_ev)
+		yaml_event_delete(&w->ev);
+	w->have_ev = yaml_parser_parse(&w->parser, &w->ev) != 0;
+	return w->have_ev ? 0 : -1;
+}
 
-	if (s < n && line[s] == '#')
-		return false;
-	for (size_t i = 0; i < ARRAY_LEN(keys); i++) {
-		for (size_t p = 0; p + 8 <= n; p++) {
-			size_t q = p + 8, v;
+/* Skips the node whose first event is w->ev (a scalar, an alias, or a
+ * whole sequence or mapping). 0, or -1. */
+static int pnpm_skip(struct pnpm_ws *w)
+{
+	unsigned depth = 0;
 
-			if (memcmp(line + p, keys[i], 8) != 0)
-				continue;
-			if (q < n && (line[q] == '"' || line[q] == '\''))
-				q++;
-			while (q < n && (line[q] == ' ' || line[q] == '\t'))
-				q++;
-			if (q < n && line[q] != ':' && line[q] != '\r')
-				continue;
-			if (p != 0 || q != 8 || q + 1 >= n || (line[9] != ' ' && line[9] != '\t'))
-				return true;
-			v = 9 + strspn(line + 9, " \t");
-			if (v >= n || line[v] == '\r' || strchr("&*!|>{[@`%", line[v]) != NULL ||
-			    (line[v] == '"' && memchr(line + v, '\\', n - v) != NULL))
-				return true;
-		}
-	}
-	return false;
+	do {
+		if (w->ev.type == YAML_SEQUENCE_START_EVENT || w->ev.type == YAML_MAPPING_START_EVENT)
+			depth++;
+		else if (w->ev.type == YAML_SEQUENCE_END_EVENT || w->ev.type == YAML_MAPPING_END_EVENT)
+			depth--;
+		if (depth == 0)
+			return 0;
+	} while (pnpm_next(w) == 0 && w->ev.type != YAML_STREAM_END_EVENT);
+	return -1;
+}
+
+static int pnpm_odd(const char *path, const char *what)
+{
+	log_warnx("%s: %s, which passavant cannot read as pnpm would (its cacheDir holds the programs `pnpm "
+		  "dlx` runs, its storeDir the files linked into every project): not started; write cacheDir and "
+		  "storeDir as plain or quoted values at the top of the file (cacheDir: /path)",
+		  path, what);
+	return -1;
 }
 
 static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, const char *dir)
 {
 	char path[PATH_MAX], val[PATH_MAX];
+	struct pnpm_ws w = {.have_ev = false};
 	size_t len = 0;
 	char *text;
 	int rc = 0;
@@ -853,51 +937,106 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 	text = fileio_read(path, 1u << 20, 0, &len, NULL);
 	if (text == NULL)
 		return 0;
-	/* a byte order mark, which YAML skips */
-	for (char *line = text + (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0);
-	     rc == 0 && line != NULL && *line != '\0';) {
-		char *nl = strchr(line, '\n');
-		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line), k, v;
-		bool cache = n > 9 && strncmp(line, "cacheDir:", 9) == 0;
-		bool store = n > 9 && strncmp(line, "storeDir:", 9) == 0;
-
-		if (pnpm_key_unread(line, n)) {
-			log_warnx("%s: \"%.*s\": cacheDir or storeDir written in a form passavant does not read "
-				  "(pnpm does): not started; write it on one line at the start, a plain or "
-				  "quoted value without escapes (cacheDir: /path)",
-				  path, (int)(n > 200 ? 200 : n), line);
-			rc = -1;
-			break;
-		}
-		if (cache || store) {
-			for (k = 9; k < n && (line[k] == ' ' || line[k] == '\t'); k++)
-				;
-			v = k;
-			if (k < n && (line[k] == '"' || line[k] == '\'')) {
-				const char *q = memchr(line + k + 1, line[k], n - k - 1);
-
-				v = k + 1;
-				n = q != NULL ? (size_t)(q - line) : v;
-			} else {
-				for (size_t e = k; e < n; e++)
-					if (line[e] == '#' && (line[e - 1] == ' ' || line[e - 1] == '\t')) {
-						n = e;
-						break;
-					}
-				while (n > v && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
-					n--;
-			}
-			if (n > v && line[v] == '~' && (n == v + 1 || line[v + 1] == '/') && h->home != NULL)
-				k = (size_t)snprintf(val, sizeof(val), "%s%.*s", h->home, (int)(n - v - 1), line + v + 1);
-			else if (n > v && line[v] != '/')
-				k = (size_t)snprintf(val, sizeof(val), "%s/%.*s", dir, (int)(n - v), line + v);
-			else
-				k = (size_t)snprintf(val, sizeof(val), "%.*s", (int)(n - v), line + v);
-			if (n > v && k < sizeof(val))
-				rc = session_tree(pl, val, strlen(val), cache ? "dlx" : NULL, cache);
-		}
-		line = nl != NULL ? nl + 1 : NULL;
+	if (yaml_parser_initialize(&w.parser) == 0) {
+		free(text);
+		log_warnx("run: reading %s: out of memory", path);
+		return -1;
 	}
+	yaml_parser_set_input_string(&w.parser, (const unsigned char *)text, len);
+	/* stream start, then the first document's start, or the end */
+	if (pnpm_next(&w) < 0 || pnpm_next(&w) < 0)
+		goto bad;
+	if (w.ev.type == YAML_STREAM_END_EVENT)
+		goto out;
+	if (pnpm_next(&w) < 0)
+		goto bad;
+	if (w.ev.type == YAML_MAPPING_START_EVENT) {
+		for (;;) {
+			bool cache, store;
+			const char *v;
+			size_t vl, k;
+
+			if (pnpm_next(&w) < 0)
+				goto bad;
+			if (w.ev.type == YAML_MAPPING_END_EVENT)
+				break;
+			if (w.ev.type == YAML_ALIAS_EVENT) {
+				rc = pnpm_odd(path, "a top-level key is an alias");
+				goto out;
+			}
+			if (w.ev.type != YAML_SCALAR_EVENT) {
+				if (pnpm_skip(&w) < 0 || pnpm_next(&w) < 0 || pnpm_skip(&w) < 0)
+					goto bad;
+				continue;
+			}
+			v = (const char *)w.ev.data.scalar.value;
+			vl = w.ev.data.scalar.length;
+			cache = vl == 8 && memcmp(v, "cacheDir", 8) == 0;
+			store = vl == 8 && memcmp(v, "storeDir", 8) == 0;
+			if (vl == 2 && memcmp(v, "<<", 2) == 0 && w.ev.data.scalar.plain_implicit) {
+				rc = pnpm_odd(path, "a merge key (<<) at the top level");
+				goto out;
+			}
+			if (pnpm_next(&w) < 0)
+				goto bad;
+			if (!cache && !store) {
+				if (pnpm_skip(&w) < 0)
+					goto bad;
+				continue;
+			}
+			if (w.ev.type != YAML_SCALAR_EVENT) {
+				rc = pnpm_odd(path, w.ev.type == YAML_ALIAS_EVENT ? "cacheDir or storeDir is an alias"
+										 : "cacheDir or storeDir is not a string");
+				goto out;
+			}
+			v = (const char *)w.ev.data.scalar.value;
+			vl = w.ev.data.scalar.length;
+			if (w.ev.data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+			    w.ev.data.scalar.style == YAML_FOLDED_SCALAR_STYLE ||
+			    (w.ev.data.scalar.tag != NULL && strcmp((const char *)w.ev.data.scalar.tag, "!") != 0 &&
+			     strcmp((const char *)w.ev.data.scalar.tag, YAML_STR_TAG) != 0) ||
+			    memchr(v, '\0', vl) != NULL) {
+				rc = pnpm_odd(path, "cacheDir or storeDir is a block scalar, tagged, or holds a NUL");
+				goto out;
+			}
+			/* a plain null (~, null) leaves pnpm's default */
+			if (w.ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+			    ((vl == 1 && v[0] == '~') || (vl == 4 && (memcmp(v, "null", 4) == 0 || memcmp(v, "Null", 4) == 0 ||
+								      memcmp(v, "NULL", 4) == 0))))
+				continue;
+			if (vl > 0 && v[0] == '~' && v[1] == '/' && h->home != NULL)
+				k = (size_t)snprintf(val, sizeof(val), "%s%.*s", h->home, (int)(vl - 1), v + 1);
+			else if (vl > 0 && v[0] != '/')
+				k = (size_t)snprintf(val, sizeof(val), "%s/%.*s", dir, (int)vl, v);
+			else
+				k = (size_t)snprintf(val, sizeof(val), "%.*s", (int)vl, v);
+			if (vl > 0 && k < sizeof(val) && (rc = session_tree(pl, val, strlen(val), cache ? "dlx" : NULL, cache)) < 0)
+				goto out;
+		}
+	} else if (pnpm_skip(&w) < 0) {
+		goto bad;
+	}
+	/* document end, then the stream's end: a second document is odd */
+	if (pnpm_next(&w) < 0 || pnpm_next(&w) < 0)
+		goto bad;
+	if (w.ev.type != YAML_STREAM_END_EVENT)
+		rc = pnpm_odd(path, "more than one YAML document");
+	goto out;
+bad:
+	if (w.parser.error == YAML_MEMORY_ERROR) {
+		log_warnx("run: reading %s: out of memory", path);
+		rc = -1;
+	} else {
+		char what[256];
+
+		(void)snprintf(what, sizeof(what), "not YAML passavant can read (line %zu: %s)",
+			       w.parser.problem_mark.line + 1, w.parser.problem != NULL ? w.parser.problem : "?");
+		rc = pnpm_odd(path, what);
+	}
+out:
+	if (w.have_ev)
+		yaml_event_delete(&w.ev);
+	yaml_parser_delete(&w.parser);
 	free(text);
 	return rc;
 }
@@ -2484,11 +2623,20 @@ static int relcfg_refuse(const char *var, size_t vlen, const char *e, size_t len
 		shown[i] = (unsigned char)e[i] < 0x20 || e[i] == 0x7f ? '?' : e[i];
 	shown[n] = '\0';
 	(void)snprintf(what, sizeof(what), "the relative path \"%s\"", shown);
+	/* round 45: a placeholder no shell expanded ($HOME/x, ${VAR}, ~
+	 * where the reader does not expand it: a .env file, a CI's or an
+	 * image's literal value) is a relative name to its program */
+	if (len > 0 && (e[0] == '$' || e[0] == '~'))
+		(void)snprintf(what, sizeof(what), "\"%s\", a placeholder no shell expanded: its program reads "
+			       "no %s there but the relative name \"%.*s\" (a file or directory of that name)", shown,
+			       e[0] == '$' ? "variable" : "home", (int)strcspn(shown, "/"), shown);
 	log_warnx("%.*s holds %s (%s), which names a place under wherever a program runs: in any directory "
 		  "this session could write, what the command leaves there under that name is what the "
 		  "host's next program started there reads as its settings or code; not started. Start "
-		  "passavant with %.*s naming an absolute path (unset it, or write $PWD/... instead)",
-		  (int)vlen, var, what, rule, (int)vlen, var);
+		  "passavant with %.*s naming an absolute path (unset it, or write $PWD/... instead%s)",
+		  (int)vlen, var, what, rule, (int)vlen, var,
+		  len > 0 && (e[0] == '$' || e[0] == '~') ? "; export it from a shell, which expands $HOME and ~"
+							   : "");
 	return -1;
 }
 
@@ -2565,11 +2713,13 @@ static int relcfg_goflags(const char *val)
  * The suffix rule, for the names the table does not know: a variable
  * whose name ends in HOME, PATH, RC, CONFIG, _CONFIG_FILE, _CONFIG_DIR or
  * _DIRS (GRADLE_USER_HOME, WORKON_HOME, KUBECONFIG, PKG_CONFIG_PATH, ...)
- * and whose value, or a ':' entry of it, starts with '.' or '~' ("./x",
- * ".config", "~/x" left unexpanded); not a value holding "://", '=' or
+ * and whose value, or a ':' entry of it, starts with '.', '~' or (round
+ * 45) '$' ("./x", ".config", "~/x" or "$HOME/x" left unexpanded); not a value holding "://", '=' or
  * white space (a URL, options), not an empty entry (MANPATH=":/opt/man"
  * means the default), and not CDPATH (".:~" is common, and names no
- * code) or GitLab CI's CI_CONFIG_PATH (".gitlab-ci.yml" in every job). Only a value starting with '.' or '~' is taken on the name
+ * code) or GitLab CI's CI_CONFIG_PATH (".gitlab-ci.yml" in every job).
+ * Round 45: every variable of base/envnames.c env_startup_vars is in the
+ * table. Only a value starting with '.', '~' or '$' is taken on the name
  * alone: a relative value without them may be anything (a word, a
  * token), and is never printed. 0, or -1 after logging.
  */
@@ -2653,6 +2803,8 @@ static int plan_relative_config(const struct plan_host *h)
 		{"DOTNET_ROOT", RC_ONE}, {"DOTNET_ROOT_X64", RC_ONE}, {"DOTNET_ROOT_X86", RC_ONE},
 		{"DOTNET_ROOT_ARM64", RC_ONE}, {"DOTNET_ROOT_ARM", RC_ONE}, {"DOTNET_ADDITIONAL_DEPS", RC_LIST},
 		{"DOTNET_SHARED_STORE", RC_LIST}, {"NUGET_PACKAGES", RC_ONE}, {"NUGET_PLUGIN_PATHS", RC_LIST},
+		/* round 45: opam's root */
+		{"OPAMROOT", RC_ONE},
 	};
 	/* Their readers take a leading "~/" as the home, as an absolute
 	 * $HOME/... (readline's tilde_expand(), R's R_ExpandFileName() and
@@ -2714,6 +2866,13 @@ static int plan_relative_config(const struct plan_host *h)
 			if (n == 11 + strlen(npm[v]) && strncasecmp(var, "npm_config_", 11) == 0 &&
 			    strncasecmp(var + 11, npm[v], n - 11) == 0)
 				table = true;
+		/* round 45: every home of code base/envnames.c knows (the
+		 * canonical MSBuildExtensionsPath=ext, OCAMLLIB=lib started) */
+		for (size_t v = 0; !table && env_startup_vars[v].name != NULL; v++)
+			if (strlen(env_startup_vars[v].name) == n && strncmp(var, env_startup_vars[v].name, n) == 0) {
+				table = true;
+				kind = env_startup_vars[v].one ? RC_ONE : RC_LIST;
+			}
 		suffix = !table && relcfg_suffix(var, n);
 		if (!table && !suffix)
 			continue;
@@ -2725,7 +2884,7 @@ static int plan_relative_config(const struct plan_host *h)
 		if (val[0] == '\0')
 			continue;
 		if (suffix) {
-			rule = "taken by its name's ending, the value starting with '.' or '~'";
+			rule = "taken by its name's ending, the value starting with '.', '~' or '$'";
 			if (strstr(val, "://") != NULL || strpbrk(val, "= \t\n") != NULL)
 				continue;
 			kind = RC_LIST;
@@ -2765,7 +2924,7 @@ static int plan_relative_config(const struct plan_host *h)
 			 * places (the active project, the depots' environments) */
 			if (n == 15 && strncmp(var, "JULIA_LOAD_PATH", 15) == 0 && pl > 0 && p[0] == '@')
 				pl = 0;
-			if (pl > 0 && p[0] != '/' && !home && (!suffix || e[0] == '.' || e[0] == '~'))
+			if (pl > 0 && p[0] != '/' && !home && (!suffix || e[0] == '.' || e[0] == '~' || e[0] == '$'))
 				return relcfg_refuse(var, n, e, len, rule);
 			if (e[len] == '\0')
 				break;
@@ -2859,6 +3018,12 @@ static int relvar_refuse(const char *var, const char *e, size_t len, bool path, 
 		(void)snprintf(what, sizeof(what), "an empty value (read as \".\")");
 	else if (len == 0)
 		(void)snprintf(what, sizeof(what), "an empty entry (a leading, trailing or doubled ':', read as \".\")");
+	else if (e[0] == '$' || e[0] == '~')
+		/* round 45: a placeholder no shell expanded */
+		(void)snprintf(what, sizeof(what),
+			       "\"%.*s\", a placeholder no shell expanded (read as the relative name \"%.*s\", "
+			       "a file or directory of that name; export it from a shell, which expands $HOME and ~)",
+			       (int)(len > 200 ? 200 : len), e, (int)strcspn(e, "/:"), e);
 	else
 		(void)snprintf(what, sizeof(what), "the relative entry \"%.*s\"", (int)(len > 200 ? 200 : len), e);
 	log_warnx("%s holds %s, which names a place under wherever a shell or program runs: in any "

@@ -104,8 +104,7 @@ static char failed_rows[2048];    /* "name/mode ..." for the summary */
 
 static char *at(char *buf, const char *rel)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 /* ------------------------------------------------------------------ */

@@ -58,9 +58,7 @@ static char real_token[41]; /* ghp_ + 36, the masked variable's real value */
 /* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
 static char *at(char *buf, const char *rel)
 {
-	if (snprintf(buf, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
-		buf[0] = '\0';
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 /* mkdir -p of the directory part of rel under root, then rel holding
@@ -236,8 +234,7 @@ static int run_cst(const char *const *env, const char *script, char **out, char 
 
 static void show(int st, const char *out, const char *err)
 {
-	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
-		err ? err : "(null)");
+	test_show_run(st, out, err);
 }
 
 /* A script that cats root/rel for each of rels, then "done". */

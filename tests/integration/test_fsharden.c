@@ -61,9 +61,7 @@ static char real_token[41]; /* ghp_ + 36, the masked variable's real value */
 /* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
 static char *at(char *buf, const char *rel)
 {
-	if (snprintf(buf, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
-		buf[0] = '\0';
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 static int mkfile(const char *path, const char *text)
@@ -76,16 +74,7 @@ static int mkfile(const char *path, const char *text)
 /* mkdir -p of rel under root. */
 static int mkdirs(const char *rel)
 {
-	char buf[PATH_MAX], *p;
-
-	at(buf, rel);
-	for (p = buf + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+	return test_mkdirs_at(root, rel);
 }
 
 /* Writes policy rel under root from a printf format; %1$s in it is root. */
@@ -233,16 +222,12 @@ static void everyday_starts(const char *const *env, const char *what)
 
 static bool exists(const char *rel)
 {
-	char buf[PATH_MAX];
-	struct stat st;
-
-	return lstat(at(buf, rel), &st) == 0;
+	return test_exists_at(root, rel);
 }
 
 static void show(int st, const char *out, const char *err)
 {
-	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
-		err ? err : "(null)");
+	test_show_run(st, out, err);
 }
 
 /* Removes rel under root if it is there (a link or a file). */

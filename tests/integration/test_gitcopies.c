@@ -62,9 +62,7 @@ static const char *run_script;        /* run_gc()'s script, NULL: its own */
 /* root/rel into buf (PATH_MAX bytes); "" if it does not fit. */
 static char *at(char *buf, const char *rel)
 {
-	if (snprintf(buf, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
-		buf[0] = '\0';
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 /* A git setup script in root (test_git_sh()). */

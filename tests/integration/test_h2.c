@@ -135,8 +135,7 @@ static void to_hex(const char *s, char *out)
 
 static char *at(char *buf, const char *rel)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 /* Runs argv (NULL-terminated); stdout in *out (may be NULL); shows the

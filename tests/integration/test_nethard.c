@@ -55,8 +55,7 @@ static char p_work[PATH_MAX], p_ro[PATH_MAX], p_policy[PATH_MAX], p_unix_policy[
 
 static char *at(char *buf, const char *rel)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 /* Skips (false) without namespaces, or fails when they must work. */
@@ -187,8 +186,7 @@ static int run_probe(const char *policy, char **out, char **err, ...)
 
 static void show(int st, const char *out, const char *err)
 {
-	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
-		err ? err : "(null)");
+	test_show_run(st, out, err);
 }
 
 /* ------------------------------------------------------------------ */

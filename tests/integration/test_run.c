@@ -55,8 +55,7 @@ static unsigned nscript;
 
 static char *at(char *buf, const char *rel)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 /* The run policy: the upstream allowed (GET/HEAD only everywhere), its
@@ -238,8 +237,7 @@ static const char *value_of(const char *out, const char *key)
 
 static void show(int st, const char *out, const char *err)
 {
-	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
-		err ? err : "(null)");
+	test_show_run(st, out, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -13,6 +13,7 @@
  * files afterwards. The tree lives under /var/tmp (the sandbox's /tmp is
  * private). Without user namespaces every test is skipped.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -38,46 +39,23 @@ static unsigned nscript;
 
 static char *at(char *buf, const char *rel)
 {
-	int n = snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-
-	if (n < 0 || n >= PATH_MAX)
-		buf[0] = '\0';
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 static bool exists(const char *rel)
 {
-	char p[PATH_MAX];
-	struct stat st;
-
-	return lstat(at(p, rel), &st) == 0;
+	return test_exists_at(root, rel);
 }
 
 /* mkdir -p root/rel */
 static int mkdirs(const char *rel)
 {
-	char p[PATH_MAX];
-
-	at(p, rel);
-	for (char *s = p + strlen(root) + 1;; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-
-			*s = '\0';
-			if (mkdir(p, 0755) < 0 && errno != EEXIST)
-				return -1;
-			*s = c;
-			if (c == '\0')
-				return 0;
-		}
-	}
+	return test_mkdirs_at(root, rel);
 }
 
 static int put(const char *rel, const char *text)
 {
-	char p[PATH_MAX];
-
-	return test_write_file_mode(at(p, rel), text, 0644);
+	return test_put_at(root, rel, text);
 }
 
 /* A policy at root/name: filesystem.allowWrite the ',' list of paths
@@ -161,8 +139,7 @@ static int run_tool(const char *home, const char *cwd, const char *const *env, c
 
 static void show(int st, const char *out, const char *err)
 {
-	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
-		err ? err : "(null)");
+	test_show_run(st, out, err);
 }
 
 static int suite_init(void)
@@ -389,65 +366,36 @@ static void test_corepack_pnpm_workspace(void)
 }
 
 /*
- * Round 44 (item 5): GOCACHE in the writable project (GitLab's templates
- * keep it there) is the session's own: go build works inside, the
- * host's cache is not written, and the notice of the homes of code no
- * longer names it. On the code before: go build failed with "read-only
- * file system".
+ * Round 44 (item 5) and its review (review44c): go's build cache is the
+ * session's own where a writable tree holds it, wherever it is: a
+ * GOCACHE in the writable project (GitLab's templates keep it there), the
+ * default ~/.cache/go-build ($XDG_CACHE_HOME/go-build) with allowWrite
+ * ["~/.cache"] (a usual way to let tools work), or where `go env -w
+ * GOCACHE=...` put it (~/.config/go/env). go links the objects it finds
+ * there under an action's hash as they are, so a plant there ran in the
+ * host's next go build. go build works inside, the host's cache is not
+ * written, and the notice of the homes of code does not name it. On the
+ * code before round 44 go build failed with "read-only file system" in
+ * the project's GOCACHE; on fix44c's the defaults and the go env file's
+ * cache were the host's, the plant reached them. One table (round 45,
+ * item 7: the two tests were one loop written twice).
  */
-static void test_gocache_session(void)
+static void test_gocache(void)
 {
-	const char *env[] = {"GOCACHE=@w5/.gocache", NULL};
-	char pol[PATH_MAX], *out = NULL, *err = NULL;
-	int st;
-
-	SKIP_IF_NEEDED();
-	if (access("/usr/bin/go", X_OK) != 0) {
-		TEST_SKIP("no /usr/bin/go");
-		return;
-	}
-	CU_ASSERT_FATAL(go_module("w5") == 0 && mkdirs("h5") == 0 && mkdirs("w5/.gocache") == 0 &&
-			put("w5/.gocache/README", "host\n") == 0 && policy(pol, "w5.yaml", "w5") != NULL);
-	st = run_tool("h5", "w5", env, pol,
-		      GO_ENV "go build -o /tmp/hello . && /tmp/hello; echo build=$?\n"
-			     "ls $GOCACHE | grep -c . ; echo x > $GOCACHE/README; echo readme=$?\n",
-		      &out, &err);
-	ROW(st == 0 && test_has(out, "hello-ran\nbuild=0\n"), "go build with GOCACHE in the project failed: %s",
-	    err ? err : "");
-	ROW(test_has(out, "readme=0\n"), "the session's GOCACHE was not writable");
-	{
-		char p[PATH_MAX], *t = test_read_file(at(p, "w5/.gocache/README"), NULL);
-
-		ROW(t != NULL && strcmp(t, "host\n") == 0, "the host's GOCACHE was written");
-		free(t);
-	}
-	ROW(!exists("w5/.gocache/trim.txt") && !exists("w5/.gocache/00"), "go's cache reached the host's GOCACHE");
-	ROW(!test_has(err, "GOCACHE="), "the notice still names GOCACHE as read-only: %s", err ? err : "");
-	if (st != 0)
-		show(st, out, err);
-	free(out);
-	free(err);
-}
-
-/*
- * Review of round 44 (review44c): go's build cache where no GOCACHE
- * names it, the default ~/.cache/go-build ($XDG_CACHE_HOME/go-build),
- * or where `go env -w GOCACHE=...` put it (the file $GOENV,
- * ~/.config/go/env), is the same tree as a GOCACHE: go links the
- * objects it finds there under an action's hash as they are, so with
- * allowWrite ["~/.cache"] (a usual way to let tools work) the session's
- * plant ran in the host's next go build. It is the session's own now
- * where a writable tree holds it. On fix44c's code: go's cache and the
- * plant reached the host's ~/.cache/go-build and the go env file's cache.
- */
-static void test_gocache_default(void)
-{
-	const char *xdg[] = {"XDG_CACHE_HOME=@h6/xc", NULL};
+	static const struct {
+		const char *env; /* NULL: none */
+		const char *dir; /* the cache, under root */
+		bool goenv;	 /* named by h6/.config/go/env */
+	} rows[] = {
+		{"GOCACHE=@w6/.gocache", "w6/.gocache", false},
+		{NULL, "h6/.cache/go-build", false},
+		{"XDG_CACHE_HOME=@h6/xc", "h6/xc/go-build", false},
+		{NULL, "h6/gc", true},
+	};
 	const char *script = GO_ENV "go build -o /tmp/hello . && /tmp/hello; echo build=$?\n"
 				    "echo x > \"$(go env GOCACHE)/README\"; echo readme=$?\n"
 				    "mkdir -p \"$(go env GOCACHE)/00\" && echo x > \"$(go env GOCACHE)/00/plant-d\"; "
 				    "echo plant=$?\n";
-	const char *dirs[] = {"h6/.cache/go-build", "h6/xc/go-build", "h6/gc"};
 	char pol[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
@@ -457,34 +405,35 @@ static void test_gocache_default(void)
 		return;
 	}
 	CU_ASSERT_FATAL(go_module("w6") == 0 && mkdirs("h6/.config/go") == 0 && mkdirs("h6/xc") == 0);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char p[PATH_MAX];
 
-		snprintf(p, sizeof(p), "%s/README", dirs[i]);
-		CU_ASSERT_FATAL(mkdirs(dirs[i]) == 0 && put(p, "host\n") == 0);
+		snprintf(p, sizeof(p), "%s/README", rows[i].dir);
+		CU_ASSERT_FATAL(mkdirs(rows[i].dir) == 0 && put(p, "host\n") == 0);
 	}
 	CU_ASSERT_FATAL(policy(pol, "w6.yaml", "h6/.cache,h6/xc,h6/gc,w6") != NULL);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *env[] = {rows[i].env, NULL};
 		char p[PATH_MAX], full[PATH_MAX], text[PATH_MAX + 16], *t;
 
-		/* 0: ~/.cache/go-build; 1: $XDG_CACHE_HOME/go-build; 2: the go env file's GOCACHE */
-		if (i == 2) {
-			snprintf(text, sizeof(text), "GOCACHE=%s/h6/gc\n", root);
+		if (rows[i].goenv) {
+			snprintf(text, sizeof(text), "GOCACHE=%s/%s\n", root, rows[i].dir);
 			CU_ASSERT_FATAL(put("h6/.config/go/env", text) == 0);
 		}
-		st = run_tool("h6", "w6", i == 1 ? xdg : NULL, pol, script, &out, &err);
+		st = run_tool("h6", "w6", env, pol, script, &out, &err);
 		ROW(st == 0 && test_has(out, "hello-ran\nbuild=0\n"), "go build with the cache in %s failed: %s",
-		    dirs[i], err ? err : "");
+		    rows[i].dir, err ? err : "");
 		ROW(test_has(out, "readme=0\n") && test_has(out, "plant=0\n"), "the session's cache in %s not writable: %s",
-		    dirs[i], out ? out : "");
-		snprintf(p, sizeof(p), "%s/README", dirs[i]);
+		    rows[i].dir, out ? out : "");
+		snprintf(p, sizeof(p), "%s/README", rows[i].dir);
 		t = test_read_file(at(full, p), NULL);
-		ROW(t != NULL && strcmp(t, "host\n") == 0, "the host's go build cache %s was written", dirs[i]);
+		ROW(t != NULL && strcmp(t, "host\n") == 0, "the host's go build cache %s was written", rows[i].dir);
 		free(t);
-		snprintf(p, sizeof(p), "%s/00/plant-d", dirs[i]);
-		ROW(!exists(p), "the session's plant reached the host's go build cache %s", dirs[i]);
-		snprintf(p, sizeof(p), "%s/trim.txt", dirs[i]);
-		ROW(!exists(p), "go's cache reached the host's %s", dirs[i]);
+		snprintf(p, sizeof(p), "%s/00/plant-d", rows[i].dir);
+		ROW(!exists(p), "the session's plant reached the host's go build cache %s", rows[i].dir);
+		snprintf(p, sizeof(p), "%s/trim.txt", rows[i].dir);
+		ROW(!exists(p), "go's cache reached the host's %s", rows[i].dir);
+		ROW(!test_has(err, "GOCACHE="), "the notice names GOCACHE as read-only: %s", err ? err : "");
 		if (st != 0 || !test_has(out, "build=0"))
 			show(st, out, err);
 		free(out);
@@ -494,25 +443,59 @@ static void test_gocache_default(void)
 }
 
 /*
- * Review of round 44 (review44c): pnpm-workspace.yaml's cacheDir and
- * storeDir in the forms pnpm's YAML reader takes and the line reader
- * did not (the value on the next line, a quoted key, an anchor, a key
- * after a space, a flow mapping): read as absent, so the dlx/ tree the
- * next `pnpm dlx` runs stayed the host's. They refuse the start now,
- * naming the file; a byte order mark before the key is read as pnpm
- * does, a comment naming cacheDir is no key. On fix44c's 0f94340 each
- * odd form started (5 checks) and the BOM'd dlx/ plant reached the host.
+ * Review of round 44 (review44c), round 45 (fix45v, item 6):
+ * pnpm-workspace.yaml's cacheDir and storeDir in the forms pnpm's YAML
+ * reader takes (the value on the next line, a quoted key, an anchor, a
+ * key after a space, a flow mapping, a whole indented mapping, escapes, a
+ * byte order mark) are read now that the file is parsed as YAML: the
+ * dlx/ plant stays in the session, the start goes on. The forms
+ * passavant cannot follow as pnpm would (an alias, a merge key, a block
+ * scalar, a binary tag, a sequence, a second document, a file that is no
+ * YAML) refuse it, naming the file; cacheDir deeper than the top (a
+ * catalog's) and in a comment is no key. On fix44c's 0f94340 the read
+ * forms started with the dlx/ plant reaching the host; on review44c's
+ * line reader they refused the start (the indented one a false refusal),
+ * and "  cacheDir: ../pc7" in a nested mapping refused it too.
  */
 static void test_pnpm_workspace_forms(void)
 {
-	const char *odd[] = {"cacheDir:\n  ../pc7\n", "\"cacheDir\": ../pc7\n", "cacheDir: &c ../pc7\n",
-			     "storeDir : ../pc7\n", "{cacheDir: ../pc7, packages: [a]}\n"};
-	char pol[PATH_MAX], text[PATH_MAX], *out = NULL, *err = NULL;
+	const char *read[] = {"cacheDir:\n  ../pc7\n",
+			      "\"cacheDir\": ../pc7\n",
+			      "cacheDir: &c ../pc7\n",
+			      "storeDir : ../st7\ncacheDir: ../pc7\n",
+			      "{cacheDir: ../pc7, packages: [a]}\n",
+			      "  packages:\n    - 'p/*'\n  cacheDir: ../pc7\n",
+			      "\"cache\\x44ir\": \"../p\\x637\"\n",
+			      "\xef\xbb\xbf" "cacheDir: ../pc7\n# cacheDir: elsewhere\n"};
+	const char *odd[] = {"base: &b ../pc7\ncacheDir: *b\n", "<<: {cacheDir: ../pc7}\n", "cacheDir: |\n  ../pc7\n",
+			     "cacheDir: !!binary Li4vcGM3\n", "cacheDir: [../pc7]\n", "cacheDir: ../x\n---\ncacheDir: ../pc7\n",
+			     "cacheDir: [../pc7\n"};
+	const char *ignored[] = {"catalog:\n  cacheDir: ../pc7\n", "# cacheDir: ../pc7\npackages: [a]\n", "cacheDir: ~\n"};
+	char pol[PATH_MAX], text[PATH_MAX], tmp[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(mkdirs("h7") == 0 && mkdirs("pc7") == 0 && mkdirs("w7") == 0 &&
-			policy(pol, "w7.yaml", "pc7,w7") != NULL);
+	CU_ASSERT_FATAL(mkdirs("h7") == 0 && mkdirs("pc7") == 0 && mkdirs("st7") == 0 && mkdirs("w7") == 0 &&
+			policy(pol, "w7.yaml", "pc7,st7,w7") != NULL);
+	snprintf(text, sizeof(text),
+		 "mkdir -p %1$s/pc7/dlx/abc && echo x > %1$s/pc7/dlx/abc/plant; echo dlx=$?\n"
+		 "echo x > %1$s/st7/plant 2>/dev/null; echo store=$?\n",
+		 root);
+	for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++) {
+		CU_ASSERT_FATAL(put("w7/pnpm-workspace.yaml", read[i]) == 0);
+		st = run_tool("h7", "w7", NULL, pol, text, &out, &err);
+		ROW(st == 0 && test_has(out, "dlx=0\n") && !exists("pc7/dlx/abc/plant"),
+		    "pnpm-workspace.yaml %zu (%s): not started, or dlx/ written on the host: %s %s", i, read[i],
+		    out ? out : "", err ? err : "");
+		if (i == 3)
+			ROW(test_has(out, "store=") && !test_has(out, "store=0") && !exists("st7/plant"),
+			    "storeDir after a space was writable");
+		test_rmtree(at(tmp, "pc7/dlx"));
+		test_rmtree(at(tmp, "st7/plant"));
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
 	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
 		CU_ASSERT_FATAL(put("w7/pnpm-workspace.yaml", odd[i]) == 0);
 		st = run_tool("h7", "w7", NULL, pol, "echo started\n", &out, &err);
@@ -523,13 +506,191 @@ static void test_pnpm_workspace_forms(void)
 		free(err);
 		out = err = NULL;
 	}
-	CU_ASSERT_FATAL(put("w7/pnpm-workspace.yaml", "\xef\xbb\xbf" "cacheDir: ../pc7\n# cacheDir: elsewhere\n") == 0);
-	snprintf(text, sizeof(text), "mkdir -p %1$s/pc7/dlx/abc && echo x > %1$s/pc7/dlx/abc/plant; echo dlx=$?\n",
-		 root);
-	st = run_tool("h7", "w7", NULL, pol, text, &out, &err);
-	ROW(st == 0 && test_has(out, "dlx=0\n") && !exists("pc7/dlx/abc/plant"),
-	    "a byte order mark before cacheDir: dlx/ written on the host, or not started: %s %s", out ? out : "",
-	    err ? err : "");
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+		CU_ASSERT_FATAL(put("w7/pnpm-workspace.yaml", ignored[i]) == 0);
+		st = run_tool("h7", "w7", NULL, pol, text, &out, &err);
+		ROW(st == 0 && test_has(out, "dlx=0\n") && exists("pc7/dlx/abc/plant"),
+		    "pnpm-workspace.yaml %zu (%s): no key of pnpm's, but not started or pc7 not the host's: %s", i,
+		    ignored[i], err ? err : "");
+		test_rmtree(at(tmp, "pc7/dlx"));
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
+
+/*
+ * Round 45 (fix45v, items 1 and 5): NuGet's packages folder and
+ * MSBuild's places, with a fake tree (no dotnet here). NUGET_PACKAGES in
+ * the writable project stays read-only (a package's build/x.targets is
+ * imported into every later build; a new package neither) and the start
+ * names it; MSBuild reads every environment variable as a property
+ * whatever its case, so msbuildextensionspath, MSBUILDSDKSPATH,
+ * restorepackagespath (NuGet's folder as a property) and
+ * custombeforemicrosoftcommontargets are its places as the canonical
+ * spellings are: read-only, a relative one refuses the start. On the
+ * code before, the other cases were no variable of passavant's: their
+ * plants reached the host (4 checks) and the relative one started.
+ */
+static void test_dotnet_homes(void)
+{
+	const char *env[] = {"NUGET_PACKAGES=@w8/nuget",	"msbuildextensionspath=@w8/ext",
+			     "MSBUILDSDKSPATH=@w8/sdks",	"restorepackagespath=@w8/rp",
+			     "custombeforemicrosoftcommontargets=@w8/b.targets", NULL};
+	static const char *const plants[][2] = {
+		{"nuget/x/1.0.0/build/x.targets", "nuget"}, {"nuget/y/plant", "nuget-new"},
+		{"ext/Microsoft/plant.targets", "ext"},	    {"sdks/Sdk/plant.props", "sdks"},
+		{"rp/x/1.0.0/build/x.targets", "rp"},	    {"b.targets", "targets"},
+	};
+	const char *rel[] = {"msbuildExtensionsPath=ext", "DIRECTORYBUILDPROPSPATH=./D.props", NULL};
+	char pol[PATH_MAX], text[4096], *out = NULL, *err = NULL;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("h8") == 0 && mkdirs("w8/nuget/x/1.0.0/build") == 0 && mkdirs("w8/ext/Microsoft") == 0 &&
+			mkdirs("w8/sdks/Sdk") == 0 && mkdirs("w8/rp/x/1.0.0/build") == 0 &&
+			put("w8/nuget/x/1.0.0/build/x.targets", "host\n") == 0 &&
+			put("w8/rp/x/1.0.0/build/x.targets", "host\n") == 0 && put("w8/b.targets", "host\n") == 0 &&
+			policy(pol, "w8.yaml", "w8") != NULL);
+	for (size_t i = 0; i < sizeof(plants) / sizeof(plants[0]); i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "mkdir -p \"$(dirname %1$s/w8/%2$s)\" 2>/dev/null; "
+				      "echo plant > %1$s/w8/%2$s 2>/dev/null; echo %3$s=$?\n",
+				      root, plants[i][0], plants[i][1]);
+	snprintf(text + n, sizeof(text) - n, "echo x > %s/w8/other; echo other=$?\n", root);
+	st = run_tool("h8", "w8", env, pol, text, &out, &err);
+	ROW(st == 0 && test_has(out, "other=0\n"), "the project with .NET's places was not writable: %s %s",
+	    out ? out : "", err ? err : "");
+	for (size_t i = 0; i < sizeof(plants) / sizeof(plants[0]); i++) {
+		char p[PATH_MAX], want[64], *t;
+
+		snprintf(want, sizeof(want), "%s=0\n", plants[i][1]);
+		snprintf(p, sizeof(p), "w8/%s", plants[i][0]);
+		t = exists(p) ? test_read_file(at(text, p), NULL) : NULL;
+		ROW(!test_has(out, want) && (t == NULL || strcmp(t, "host\n") == 0),
+		    "the session wrote %s (%s) on the host", p, plants[i][1]);
+		free(t);
+	}
+	ROW(test_has(err, "NUGET_PACKAGES="), "the start did not name NUGET_PACKAGES read-only: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+	for (size_t i = 0; rel[i] != NULL; i++) {
+		const char *one[] = {rel[i], NULL};
+
+		out = err = NULL;
+		st = run_tool("h8", "w8", one, pol, "echo started\n", &out, &err);
+		ROW(st != 0 && !test_has(out, "started") && test_has(err, "not started"),
+		    "a relative %s started: %s", rel[i], err ? err : "");
+		free(out);
+		free(err);
+	}
+}
+
+/*
+ * Round 45 (fix45v, item 3): the tools' own temporary directories, where
+ * a tool writes what it runs next (go run's programs in $GOTMPDIR, a
+ * JVM library's native code in java.io.tmpdir, npm's tmp), are the
+ * session's private /tmp even where the host's lies in the writable
+ * project: go run works with the real go and leaves the host's GOTMPDIR
+ * as it was, the real java reads java.io.tmpdir as /tmp, a plant in each
+ * stays in the sandbox, and the start says so. On the code before, the
+ * three plants reached the host's directories and java read the host's.
+ */
+static void test_tool_tmpdirs(void)
+{
+	char pol[PATH_MAX], jopt[PATH_MAX + 32], text[2048], *out = NULL, *err = NULL;
+	const char *env[] = {"GOTMPDIR=@w9/gotmp", "NPM_CONFIG_TMP=@w9/npmtmp", jopt, NULL};
+	static const char *const dirs[] = {"gotmp", "npmtmp", "jtmp"};
+	bool go = access("/usr/bin/go", X_OK) == 0, java = access("/usr/bin/java", X_OK) == 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(go_module("w9") == 0 && mkdirs("h9") == 0 && mkdirs("w9/gotmp") == 0 &&
+			mkdirs("w9/npmtmp") == 0 && mkdirs("w9/jtmp") == 0 && policy(pol, "w9.yaml", "w9") != NULL);
+	snprintf(jopt, sizeof(jopt), "JAVA_TOOL_OPTIONS=-Xss1m -Djava.io.tmpdir=%s/w9/jtmp", root);
+	snprintf(text, sizeof(text),
+		 GO_ENV "export GOCACHE=/tmp/gocache\n"
+			"echo plant > \"$GOTMPDIR/plant\"; echo go=$?\n"
+			"echo plant > \"$NPM_CONFIG_TMP/plant\"; echo npm=$?\n"
+			"%s%s"
+			"echo x > %s/w9/other; echo other=$?\n",
+		 go ? "go run . ; echo run=$?\n" : "",
+		 java ? "java -XshowSettings:properties -version 2>&1 | grep 'java.io.tmpdir = '\n" : "", root);
+	st = run_tool("h9", "w9", env, pol, text, &out, &err);
+	ROW(st == 0 && test_has(out, "go=0\n") && test_has(out, "npm=0\n") && test_has(out, "other=0\n"),
+	    "the tools' temporary directories were not writable in the session: %s", out ? out : "");
+	if (go)
+		ROW(test_has(out, "hello-ran\nrun=0\n"), "go run with GOTMPDIR in the project failed: %s", err ? err : "");
+	if (java)
+		ROW(test_has(out, "java.io.tmpdir = /tmp\n"), "java's java.io.tmpdir was not /tmp: %s", out ? out : "");
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char p[PATH_MAX], d[PATH_MAX];
+		DIR *dp;
+		struct dirent *e;
+		size_t n = 0;
+
+		snprintf(p, sizeof(p), "w9/%s", dirs[i]);
+		dp = opendir(at(d, p));
+		while (dp != NULL && (e = readdir(dp)) != NULL)
+			n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+		if (dp != NULL)
+			closedir(dp);
+		ROW(dp != NULL && n == 0, "the session wrote %zu entries in the host's %s", n, p);
+	}
+	ROW(test_has(err, "GOTMPDIR names") && test_has(err, "NPM_CONFIG_TMP names") &&
+		    test_has(err, "JAVA_TOOL_OPTIONS names java.io.tmpdir=") && !test_has(err, "-Xss1m"),
+	    "the start did not name the temporary directories: %s", err ? err : "");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
+/*
+ * Round 45 (fix45v, item 4): a placeholder no shell expanded in a tool's
+ * home (a .env's or an image's literal "$HOME/...", "~/...", "${VAR}",
+ * or a slash-less "$GOENV_FILE" naming a file) is a relative name to
+ * the tool: the start is refused naming it as a placeholder, for the
+ * table's variables and for those taken by their name's ending; the
+ * homes of base/envnames.c the table lacked (the canonical
+ * MSBuildExtensionsPath, OCAMLLIB) are judged too. On the code before:
+ * WORKON_HOME=$HOME/x, MSBuildExtensionsPath=ext, OCAMLLIB=lib and
+ * DOTNET_BUNDLE_EXTRACT_BASE_DIR=${HOME}/x started, and the table's
+ * rows were refused as "the relative path" with no word of the
+ * placeholder.
+ */
+static void test_placeholders(void)
+{
+	static const char *const rows[][2] = {
+		{"GOCACHE=$HOME/.cache/go-build", "\"$HOME\" (a file or directory"},
+		{"NUGET_PACKAGES=~/.nuget/packages", "\"~\" (a file or directory"},
+		{"GOENV=$GOENV_FILE", "\"$GOENV_FILE\" (a file or directory"},
+		{"WORKON_HOME=$HOME/.venvs", "placeholder no shell expanded"},
+		{"DOTNET_BUNDLE_EXTRACT_BASE_DIR=${HOME}/x", "placeholder no shell expanded"},
+		{"MSBuildExtensionsPath=ext", "MSBuildExtensionsPath holds the relative path \"ext\""},
+		{"OCAMLLIB=lib", "OCAMLLIB holds the relative path \"lib\""},
+	};
+	const char *ok[] = {"GOCACHE=/var/tmp/gc10", "WORKON_HOME=/var/tmp/venvs10", "OPAMROOT=/var/tmp/opam10", NULL};
+	char pol[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("h10") == 0 && mkdirs("w10") == 0 && policy(pol, "w10.yaml", "w10") != NULL);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *env[] = {rows[i][0], NULL};
+
+		st = run_tool("h10", "w10", env, pol, "echo started\n", &out, &err);
+		ROW(st != 0 && !test_has(out, "started") && test_has(err, "not started") && test_has(err, rows[i][1]),
+		    "%s started, or not said as expected (%s): %s", rows[i][0], rows[i][1], err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	st = run_tool("h10", "w10", ok, pol, "echo started\n", &out, &err);
+	ROW(st == 0 && test_has(out, "started\n"), "absolute homes did not start: %s", err ? err : "");
 	free(out);
 	free(err);
 }
@@ -547,12 +708,19 @@ TEST_REGISTRAR(register_run_tools)
 	test_add(s, "round 44: COREPACK_HOME elsewhere and pnpm-workspace.yaml's cacheDir the session's own, its "
 		    "storeDir read-only",
 		 test_corepack_pnpm_workspace);
-	test_add(s, "round 44: GOCACHE in the project the session's own: go build works, the host's cache unwritten",
-		 test_gocache_session);
-	test_add(s, "review of round 44: go's build cache where no GOCACHE names it (~/.cache/go-build, "
-		    "$XDG_CACHE_HOME/go-build, go env -w GOCACHE) the session's own",
-		 test_gocache_default);
-	test_add(s, "review of round 44: pnpm-workspace.yaml's cacheDir in forms the line reader does not read "
-		    "refuses the start; a byte order mark is read",
+	test_add(s, "round 44 and its review: go's build cache the session's own (GOCACHE in the project, "
+		    "~/.cache/go-build, $XDG_CACHE_HOME/go-build, go env -w GOCACHE): go build works, the host's unwritten",
+		 test_gocache);
+	test_add(s, "round 45: pnpm-workspace.yaml read as YAML: cacheDir and storeDir in every form pnpm reads "
+		    "taken, the forms passavant cannot follow refuse the start",
 		 test_pnpm_workspace_forms);
+	test_add(s, "round 45: NUGET_PACKAGES read-only and named; MSBuild's places in any case read-only, a "
+		    "relative one refused",
+		 test_dotnet_homes);
+	test_add(s, "round 45: GOTMPDIR, npm_config_tmp and java.io.tmpdir the session's /tmp (go run works, the "
+		    "host's stay empty)",
+		 test_tool_tmpdirs);
+	test_add(s, "round 45: an unexpanded placeholder in a tool's home refuses the start naming it; the homes the "
+		    "relative table lacked judged",
+		 test_placeholders);
 }

@@ -60,8 +60,7 @@ static char p_masked[PATH_MAX], p_sentinel[PATH_MAX], p_profile[PATH_MAX];
 /* Builds root/rel into buf. */
 static char *at(char *buf, const char *rel)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 static int mkfile(const char *path, const char *text)

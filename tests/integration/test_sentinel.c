@@ -49,8 +49,7 @@ static unsigned nscript;
 
 static char *at(char *buf, const char *rel)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", root, rel);
-	return buf;
+	return test_at(buf, root, rel);
 }
 
 static int write_policy(const char *path, const char *mode)

@@ -162,8 +162,7 @@ static bool has(const char *hay, const char *needle)
 
 static void show(int st, const char *out, const char *err)
 {
-	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
-		err ? err : "(null)");
+	test_show_run(st, out, err);
 }
 
 /* Is prog on SAFE_PATH? */

@@ -7,6 +7,7 @@
 #include <CUnit/Basic.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -508,4 +509,47 @@ int test_git_sh(const char *root, bool show, const char *fmt, ...)
 	free(out);
 	free(err);
 	return rc;
+}
+
+bool test_exists_at(const char *root, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return lstat(test_at(p, root, rel), &st) == 0;
+}
+
+int test_mkdirs_at(const char *root, const char *rel)
+{
+	char p[PATH_MAX];
+
+	if (test_at(p, root, rel)[0] == '\0')
+		return -1;
+	for (char *s = p + strlen(root) + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*s = c;
+			if (c == '\0')
+				return 0;
+		}
+	}
+}
+
+int test_put_at(const char *root, const char *rel, const char *text)
+{
+	char p[PATH_MAX];
+
+	if (test_at(p, root, rel)[0] == '\0' || test_write_file(p, text, strlen(text)) < 0)
+		return -1;
+	return chmod(p, 0644);
+}
+
+void test_show_run(int st, const char *out, const char *err)
+{
+	fprintf(stderr, "\n  status %d\n  stdout: %s\n  stderr: %s\n", st, out ? out : "(null)",
+		err ? err : "(null)");
 }

@@ -10,8 +10,10 @@
 #define PASSAVANT_TESTLIB_H
 
 #include <CUnit/CUnit.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 typedef void (*test_registrar_fn)(void);
@@ -110,6 +112,29 @@ int test_run_capture(char *const argv[], char **out, char **err, int timeout_ms)
  * hold a real secret). Returns 0 when it exits 0.
  */
 int test_git_sh(const char *root, bool show, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Round 45: the helpers the integration suites with a tree of their own
+ * each had a copy of. test_at(): root/rel into buf (PATH_MAX bytes; ""
+ * when too long), returns buf. test_exists_at(): whether root/rel exists
+ * (lstat: a dangling link too). test_mkdirs_at(): mkdir -p root/rel
+ * (0755; root itself must exist), 0 or -1. test_put_at(): writes text to
+ * root/rel (0644), 0 or -1. test_show_run(): a run's exit status, stdout
+ * and stderr on stderr, for a test that failed.
+ */
+static inline char *test_at(char *buf, const char *root, const char *rel)
+{
+	/* inline: the callers' format checks see buf's PATH_MAX bound */
+	int n = snprintf(buf, PATH_MAX, "%s/%s", root, rel);
+
+	if (n < 0 || n >= PATH_MAX)
+		buf[0] = '\0';
+	return buf;
+}
+bool test_exists_at(const char *root, const char *rel);
+int test_mkdirs_at(const char *root, const char *rel);
+int test_put_at(const char *root, const char *rel, const char *text);
+void test_show_run(int st, const char *out, const char *err);
 
 /*
  * One CUnit assertion per table row: passes silently, or fails with the
