@@ -1003,6 +1003,38 @@ static void test_families_r44(void)
 	CU_ASSERT(entry_is("OCAMLTOP_INCLUDE_PATH", "/w/top", "/w/top"));
 }
 
+/*
+ * Round 45 (fix45v): MSBuild reads an environment variable as a property
+ * whatever its case: its import files and directories, and NuGet's
+ * RestorePackagesPath, are known in any case, read as the canonical
+ * name; the .NET host's and NuGet's own getenv() names are not.
+ */
+static void test_msbuild_case_r45(void)
+{
+	static const char *const rows[][3] = {
+		{"custombeforemicrosoftcommontargets", "/w/b.targets", "L:/w/b.targets"},
+		{"DIRECTORYPACKAGESPROPSPATH", "./P.props", "L:./P.props"},
+	};
+	const char *as = env_code_var_as("custombeforemicrosoftcommontargets", 34);
+	bool one = false;
+
+	CU_ASSERT(as != NULL && strcmp(as, "CustomBeforeMicrosoftCommonTargets") == 0);
+	as = env_code_var_as("DIRECTORYBUILDPROPSPATH", 23);
+	CU_ASSERT(as != NULL && strcmp(as, "DirectoryBuildPropsPath") == 0);
+	CU_ASSERT(env_startup_family("msbuildextensionspath", 21, &one) == 1 && one);
+	CU_ASSERT(env_startup_family("MSBUILDSDKSPATH", 15, NULL) == 1);
+	CU_ASSERT(env_startup_family("restorepackagespath", 19, NULL) == 1);
+	CU_ASSERT(env_startup_family("RestorePackagesPath", 19, NULL) == 1);
+	/* the canonical ones are the tables' own */
+	CU_ASSERT(env_startup_family("MSBuildExtensionsPath", 21, NULL) == 0);
+	CU_ASSERT(env_startup_family("customBeforeMicrosoftCommonTargets", 34, NULL) == 0);
+	CU_ASSERT(env_code_var_known("msbuilduserextensionspath", 25));
+	CU_ASSERT(!env_code_var_known("nuget_packages", 14));
+	CU_ASSERT(!env_code_var_known("dotnet_root", 11));
+	CU_ASSERT(!env_code_var_known("MSBuildExtensionsPathX", 22));
+	check_rows(rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 TEST_REGISTRAR(policy_codevars_register)
 {
 	CU_pSuite s = test_suite("policy_codevars", NULL, NULL);
@@ -1048,4 +1080,7 @@ TEST_REGISTRAR(policy_codevars_register)
 		    "files, node's --experimental-config-file and --test-global-setup (also on node's command line); "
 		    "ERL_COMPILER_OPTIONS_APPEND not known",
 		 test_families_r44);
+	test_add(s, "round 45: MSBuild's import files and directories and RestorePackagesPath in any case; the "
+		    "host's getenv() names exact",
+		 test_msbuild_case_r45);
 }

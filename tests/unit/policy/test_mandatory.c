@@ -96,7 +96,9 @@ static void test_table_env(void)
 					   ".bun/install/global .deno/bin .volta .asdf .local/share/mise .nvm "
 					   ".local/share/fnm .local/share/gem "
 					   /* round 44 */
-					   "go/bin",
+					   "go/bin "
+					   /* round 45 */
+					   ".opam",
 					   m->path) != NULL,
 			    "write row %s has variables", m->path);
 		for (const char *s = env; *s != '\0';) {
