@@ -695,6 +695,59 @@ static void test_placeholders(void)
 	free(err);
 }
 
+/*
+ * Round 45 (fix45v, item 2): go's environment file and go's and opam's
+ * trees. `go env -w GOFLAGS=-toolexec=...` writes ~/.config/go/env, read
+ * by every later go build (the real go fails to write it under
+ * allowWrite ["~/.config"], which stays writable otherwise); ~/.opam
+ * (its switches' bin/ on PATH), $OPAMROOT and $GOROOT (bin/go, go.env)
+ * in a writable tree are read-only. On the code before, the real go
+ * wrote the host's go env file and the three plants reached the host.
+ */
+static void test_go_env_opam(void)
+{
+	const char *env[] = {"OPAMROOT=@w11/opamroot", "GOROOT=@w11/goroot", NULL};
+	char pol[PATH_MAX], *out = NULL, *err = NULL;
+	bool go = access("/usr/bin/go", X_OK) == 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("h11/.config/go") == 0 && mkdirs("h11/.opam/default/bin") == 0 &&
+			mkdirs("w11/opamroot/default/bin") == 0 && mkdirs("w11/goroot/bin") == 0 &&
+			put("w11/goroot/go.env", "GOTOOLCHAIN=local\n") == 0 &&
+			policy(pol, "w11.yaml", "h11/.config,h11/.opam,w11") != NULL);
+	st = run_tool("h11", "w11", env, pol,
+		      "echo x > ~/.config/other; echo config=$?\n"
+		      "echo plant > ~/.config/go/env 2>/dev/null; echo goenv=$?\n"
+		      "echo plant > ~/.opam/default/bin/ocaml 2>/dev/null; echo opam=$?\n"
+		      "echo plant > $OPAMROOT/default/bin/ocaml 2>/dev/null; echo opamroot=$?\n"
+		      "echo GOFLAGS=-toolexec=/x >> $GOROOT/go.env 2>/dev/null; echo goroot=$?\n"
+		      "if command -v go >/dev/null; then env -u GOROOT go env -w GOFLAGS=-toolexec=/x >/dev/null 2>&1; "
+		      "echo gow=$?; fi\n",
+		      &out, &err);
+	ROW(st == 0 && test_has(out, "config=0\n"), "~/.config was not writable: %s %s", out ? out : "", err ? err : "");
+	ROW(test_has(out, "goenv=") && !test_has(out, "goenv=0") && !exists("h11/.config/go/env"),
+	    "~/.config/go/env was writable");
+	ROW(test_has(out, "opam=") && !test_has(out, "opam=0") && !exists("h11/.opam/default/bin/ocaml"),
+	    "~/.opam was writable");
+	ROW(test_has(out, "opamroot=") && !test_has(out, "opamroot=0") && !exists("w11/opamroot/default/bin/ocaml"),
+	    "$OPAMROOT was writable");
+	{
+		char p[PATH_MAX], *t = test_read_file(at(p, "w11/goroot/go.env"), NULL);
+
+		ROW(test_has(out, "goroot=") && !test_has(out, "goroot=0") && t != NULL &&
+			    strcmp(t, "GOTOOLCHAIN=local\n") == 0,
+		    "$GOROOT/go.env was writable");
+		free(t);
+	}
+	if (go)
+		ROW(test_has(out, "gow=") && !test_has(out, "gow=0"), "go env -w wrote the host's go env file");
+	if (st != 0)
+		show(st, out, err);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_run_tools)
 {
 	CU_pSuite s = test_suite("run_tools", suite_init, suite_cleanup);
@@ -723,4 +776,6 @@ TEST_REGISTRAR(register_run_tools)
 	test_add(s, "round 45: an unexpanded placeholder in a tool's home refuses the start naming it; the homes the "
 		    "relative table lacked judged",
 		 test_placeholders);
+	test_add(s, "round 45: ~/.config/go/env (go env -w), ~/.opam, $OPAMROOT and $GOROOT read-only",
+		 test_go_env_opam);
 }
