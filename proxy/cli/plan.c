@@ -2616,7 +2616,7 @@ static bool pip_option_is(const char *var, size_t n, const char *name)
  * control bytes shown as '?'. rule says which rule matched. Always -1. */
 static int relcfg_refuse(const char *var, size_t vlen, const char *e, size_t len, const char *rule)
 {
-	char what[256], shown[201];
+	char what[640], shown[201];
 	size_t n = len > 200 ? 200 : len;
 
 	for (size_t i = 0; i < n; i++)
@@ -3012,7 +3012,7 @@ enum relvar_kind { RV_LIST_DOT, RV_ONE, RV_ONE_DOT, RV_PRELOAD, RV_LIST, RV_WORD
  * empty, and read as "."). Always -1. */
 static int relvar_refuse(const char *var, const char *e, size_t len, bool path, bool whole)
 {
-	char what[256];
+	char what[640];
 
 	if (whole)
 		(void)snprintf(what, sizeof(what), "an empty value (read as \".\")");
