@@ -1078,6 +1078,22 @@ static const struct policy_mandatory mandatory[] = {
 	{".autoenv.zsh", W, S | E, "zsh-autoenv sources it on cd (once authorized)"},
 	{".autoenv_leave.zsh", W, S | E, "zsh-autoenv sources it when the shell leaves the directory"},
 	{".env.leave", W, S | E, "autoenv sources it when the shell leaves the directory"},
+	/* Round 45 of the attack: files at the top of a work tree that
+	 * git's companions read at the user's own git operations (a commit,
+	 * a push, a review), not at a build of the project. gitlint's
+	 * commit-msg hook (`gitlint install-hook`) reads .gitlint from the
+	 * directory it runs in, and its [general] extra-path imports the
+	 * Python rules of a directory it names, at every commit (the hook
+	 * managers' family above). git-lfs's pre-push hook, smudge filter
+	 * and `git lfs` commands read .lfsconfig (lfs.url, lfs.pushurl,
+	 * remote.NAME.lfsurl, lfs.URL.access): the repository's objects go
+	 * to, and the file contents come from, a host of the session's
+	 * choosing, with what the credential helper answers for it.
+	 * git-review reads .gitreview's host and fetches from it the
+	 * commit-msg hook it installs. Never a placeholder (E). */
+	{".gitlint", W, S | E, "gitlint's commit-msg hook imports the Python rules its extra-path names"},
+	{".lfsconfig", W, S | E, "git-lfs sends the objects (and credentials) to its lfs.url at the host's git push"},
+	{".gitreview", W, S | E, "git-review installs the commit-msg hook it fetches from the host named there"},
 };
 
 #undef R

