@@ -1118,6 +1118,42 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 	}
 }
 
+/*
+ * The entries of the directory fd (g->path, in a work tree, outside a
+ * git directory) that are FIFOs, sockets or device nodes made in the
+ * session (round 45 of the attack). Nothing of the project needs one,
+ * and the host's tools open files by name without asking what they
+ * are: a FIFO at .gitignore (or .gitattributes, in any directory) made
+ * the host's `git status` wait for ever in open() (and every shell
+ * prompt that shows it, every editor's git view), one at .editorconfig
+ * or a source file every editor that opens it. Moved aside, whatever
+ * the name (.env's were since round 36, check_dotenv()). Made in the
+ * session: its own ctime (a rename sets it too).
+ */
+static void check_work_odd(struct gg *g, int fd, struct ent *ents, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct statx sx;
+
+		if (ents[i].type == DT_DIR || ents[i].type == DT_REG || ents[i].type == DT_LNK ||
+		    gg_quarantined(g, fd, ents[i].name, false))
+			continue;
+		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
+			if (errno != ENOENT)
+				gg_report_error(g, g->path, ents[i].name, "cannot check (a FIFO or socket?)", errno);
+			continue;
+		}
+		if (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) || S_ISLNK(sx.stx_mode) ||
+		    !gg_ts_fresh(g, &sx.stx_ctime))
+			continue;
+		gg_quarantine(g, fd, g->path, ents[i].name,
+			      "a FIFO, socket or device node made in the session (the host's git status, editors and "
+			      "shell prompts that open it by name wait for ever)");
+		/* Gone: no row check of it after this. */
+		ents[i].how = CTL_NONE;
+	}
+}
+
 bool gg_link_old(const struct gg *g, int fd, const char *name)
 {
 	struct dev_ino k;
@@ -1311,6 +1347,9 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 	 * there stayed (review of round 36); agents load it all the same. */
 	if (sc.dotenv)
 		check_dotenv(g, fd, fresh_way);
+	/* After the rows' and .env's own checks, which name theirs. */
+	if (!ingit)
+		check_work_odd(g, fd, sc.ents, sc.n);
 	if (sc.venv != 0)
 		gg_check_venv(g, fd, sc.venv);
 	gg_check_hg(g, fd); /* a .hg's dirstate (gitindex.c) */

@@ -2493,6 +2493,40 @@ static void test_git_companion_configs(void)
 }
 
 /*
+ * Round 45 of the attack: a FIFO left in the work tree at a name the
+ * host's tools open. `mkfifo .gitignore` (or sub/.gitattributes) in the
+ * session: the host's next `git status` waited for ever in open(), and
+ * so does every shell prompt that shows it; `.editorconfig` as a FIFO
+ * hangs the editors that read it. Status 0, no line: only a .env FIFO
+ * was moved (round 36). Now every FIFO, socket or device node made in
+ * the session in a work tree is moved aside; one the user had before
+ * stays, unnamed.
+ */
+static void test_work_tree_fifos(void)
+{
+	static const char *const want[] = {"/work/.gitignore: a FIFO, socket or device node made in the session",
+					   "/work/sub/.gitattributes: a FIFO", "/work/.editorconfig: a FIFO",
+					   "/work/run/app.sock: a FIFO", NULL};
+	static const char host[] =
+		"cd work && timeout 10 git status --porcelain >/dev/null 2>&1; [ $? -eq 124 ] && touch \"$M/status-hung\"; "
+		"[ -p .editorconfig ] && touch \"$M/editorconfig-fifo\"; true";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "mkfifo work/old.fifo", NULL, NULL,
+				 "mkdir -p sub run && mkfifo .gitignore sub/.gitattributes .editorconfig && "
+				 "python3 -c 'import os, stat; os.mknod(\"run/app.sock\", stat.S_IFSOCK | 0o600)' && "
+				 "echo done",
+				 host) == 0);
+	ROW(test_has(c.out, "done"), "the session could not make its FIFOs: %s", test_nz(c.err));
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the host's tools waited on the session's FIFOs: %s", markers(&c));
+	ROW(exists(&c, "work/old.fifo") && !test_has(c.err, "old.fifo"),
+	    "the user's own FIFO, older than the session, was moved or named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * A protected file reached through a hard link (the attacker of round 38
  * tried it, held, no test): the user's hook is a hard link of a tracked
  * scripts/pre-commit (`ln scripts/pre-commit .git/hooks/pre-commit`,
@@ -5522,6 +5556,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "round 42: RVM's and the autoenvs' cd files, at the top and nested", test_cd_hook_files);
 	test_add(s, "round 45: gitlint's, git-lfs's and git-review's configs at the top and nested",
 		 test_git_companion_configs);
+	test_add(s, "round 45: FIFOs and sockets made in the work tree (.gitignore, .editorconfig): moved aside",
+		 test_work_tree_fifos);
 	test_add(s, "a hook and a settings file written through hard links: moved aside", test_hard_links);
 	test_add(s, "more hook managers' configs (CaptainHook, GrumPHP, rusty-hook, hk, trunk), at the top and nested",
 		 test_more_hook_managers);
