@@ -209,11 +209,12 @@ static char *line_end(char *p, char *end)
  * found with every %XX decoded (SPEC §4.2), then the substitution with
  * percent forms. Returns the pair refused there, -1 (none) or -2 (ENOMEM).
  */
-static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, size_t len)
+static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, size_t len, bool *url_raw)
 {
 	size_t total;
 	long bad = -1;
 
+	*url_raw = false;
 	clear_counts(x);
 	if (mask_table_sentinels_decoded(x->t, p, len, x->counts) < 0)
 		return -2;
@@ -223,6 +224,18 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 			bad = (long)i;
 	if (bad >= 0)
 		return bad;
+	/* Round 45: a sentinel raw in the target whose value holds a '#' or
+	 * a %XX escape is not swapped (mask_table_value_url_raw()). */
+	for (size_t i = 0; i < q->npairs && i < x->npairs; i++) {
+		const char *sent;
+		size_t slen;
+
+		if (x->counts[i] == 0 || !mask_table_value_url_raw(x->t, i) ||
+		    mask_table_value_name(x->t, i, &sent, &slen) == NULL || memmem(p, len, sent, slen) == NULL)
+			continue;
+		*url_raw = true;
+		return (long)i;
+	}
 	clear_counts(x);
 	if (mask_replace_inplace(q->set, p, len, x->counts, &total) < 0)
 		return -2;
@@ -381,11 +394,15 @@ enum mask_head_result mask_exch_request_head(mask_exch_t *x, char *head, size_t 
 	while (sp2 > head && sp2[-1] != ' ')
 		sp2--;
 	if (sp1 != NULL && sp2 - 1 > sp1) {
-		bad = head_target(x, &q, sp1 + 1, (size_t)(sp2 - 1 - (sp1 + 1)));
+		bool url_raw;
+
+		bad = head_target(x, &q, sp1 + 1, (size_t)(sp2 - 1 - (sp1 + 1)), &url_raw);
 		if (bad == -2)
 			return MASK_HEAD_NOMEM;
 		if (bad >= 0) {
 			refuse(x, &q, bad, host, port, verified, INJECT_QUERY, why);
+			if (url_raw)
+				why->rule = MASK_RULE_URL_RAW;
 			return MASK_HEAD_REFUSED;
 		}
 	}

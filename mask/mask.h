@@ -691,6 +691,27 @@ size_t mask_table_folded_holdmax(const mask_table_t *t) NONNULL(1);
 long mask_table_folded_cred(const mask_table_t *t, size_t pair) NONNULL(1);
 
 /*
+ * Whether every real value's UTF-16LE, UTF-16BE, UTF-32LE and UTF-32BE
+ * forms are in the remask set (-> its sentinel's) and, folded, in the
+ * folded set (round 45): true when every value is ASCII only, of at
+ * most 1 KiB, and the sets stayed within their bounds with them. Then a
+ * body in UTF-16 or UTF-32 is re-masked like any other; else the proxy
+ * cuts a body of an inject host that begins as such text (proxy/cmask.c
+ * lead_wide()).
+ */
+bool mask_table_wide_forms(const mask_table_t *t) NONNULL(1);
+
+/*
+ * Whether value `value`'s real value holds a '#' or a %XX escape (two hex
+ * digits after a '%'). Its sentinel raw in a request target is refused
+ * (MASK_RULE_URL_RAW), not swapped: a server's URL parser would end the
+ * query at the '#' (Python's urlsplit(), and the prefix of the value came
+ * back in an echo, a form no re-masker knows) or decode the escape. Its
+ * percent-encoded sentinel (%23, %25) is swapped as any other.
+ */
+bool mask_table_value_url_raw(const mask_table_t *t, size_t value) NONNULL(1);
+
+/*
  * Re-masks the len bytes at in through the inbound set (every form of
  * every real value -> its sentinel in that form), for what `run` hands
  * the command besides the masked credentials themselves: other
@@ -847,6 +868,7 @@ enum mask_rule {
 	MASK_RULE_INJECT_IN,    /* its injectIn does not list the place (or the Host field) */
 	MASK_RULE_PLAINTEXT,    /* plain HTTP without credentials.allowPlaintextInject */
 	MASK_RULE_STALE,        /* a stale sentinel (earlier key or value, SPEC §4.1), any host */
+	MASK_RULE_URL_RAW,      /* raw in the target, its value holding '#' or %XX (round 45) */
 };
 struct mask_refusal {
 	const char *cred; /* credential name (owned by the table), or NULL */

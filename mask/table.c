@@ -134,6 +134,9 @@ static long value_intern(mask_table_t *t, const char *real, size_t len, uint32_t
 	memcpy(v->real, real, len);
 	v->sent = NULL;
 	v->small = false;
+	v->wide = false;
+	v->nowide = false;
+	v->url_raw = false;
 	v->len = len;
 	v->cred = cred;
 	return (long)t->nvalues++;

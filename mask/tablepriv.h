@@ -24,6 +24,11 @@ struct tvalue {
 			* holder's; not secret */
 	bool small;    /* over 4 KiB, its base64 forms and the pieces of its
 			* joined form left out of the sets (forms_fit()) */
+	bool wide;     /* its UTF-16 and UTF-32 forms are in the remask set and,
+			* folded, in the folded set (form_wide(), build_folded()) */
+	bool nowide;   /* they were left out: the sets passed their bound with them */
+	bool url_raw;  /* holds a '#' or a %XX escape: not injected raw into a request
+			* target (mask_table_value_url_raw()) */
 };
 
 /* A stale sentinel (SPEC §4.1): one the ledger recorded for a value's
@@ -103,6 +108,7 @@ struct mask_table {
 	uint64_t *folded_counts;/* [pairs of folded] */
 	size_t folded_rawmax;   /* the most input bytes a match of folded takes
 				 * (mask_fold_rawmax() of its longest pattern) */
+	bool wide_all;          /* every value is wide (struct tvalue): mask_table_wide_forms() */
 	struct enc_cache *enc;  /* arena: mask_table_encoded_real()'s needles, built
 				 * at its first call (start-up, one thread) */
 	unsigned char *scratch; /* find_sentinel copy; wiped after use */

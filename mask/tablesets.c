@@ -828,14 +828,79 @@ static int form_php_big(mask_table_t *t, struct formlist *fl, size_t i)
 	return 0;
 }
 
+/*
+ * The wide forms: a value's bytes each followed (LE) or preceded (BE) by
+ * one NUL (UTF-16) or three (UTF-32). For a value of ASCII bytes only,
+ * these are its UTF-16LE, UTF-16BE, UTF-32LE and UTF-32BE text exactly,
+ * whatever else the body holds (round 45: the body's first 4 bytes were
+ * the only test, lead_wide() in proxy/cmask.c, so UTF-16 text after a
+ * binary start passed with the value in it). Values up to
+ * WIDE_FORM_MAX_VALUE; no percent forms (a NUL is no URL's byte).
+ */
+#define WIDE_FORMS 4
+/* Values longer than this get no wide forms: a form is then at most
+ * 4 KiB, and a table's longest pattern (what a stream holds back) grows
+ * no more than that; a table with a longer value keeps the proxy's
+ * first-bytes sniff (mask_table_wide_forms()). */
+#define WIDE_FORM_MAX_VALUE 1024
+
+/* Writes the wide form `k` (0 UTF-16LE, 1 UTF-16BE, 2 UTF-32LE,
+ * 3 UTF-32BE) of s[0..len) into out (room for 4 * len). Returns its
+ * length. */
+static size_t wide_write(const char *s, size_t len, unsigned k, char *out)
+{
+	size_t w = k < 2 ? 2 : 4;
+
+	memset(out, 0, w * len);
+	for (size_t i = 0; i < len; i++)
+		out[i * w + (k % 2 == 0 ? 0 : w - 1)] = s[i];
+	return w * len;
+}
+
+/* Whether s[0..len) is ASCII only (its wide forms are its UTF-16/32). */
+static bool ascii_only(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return false;
+	return true;
+}
+
+/* The wide forms of value i into the arena (v->wide then set). 0 or -1
+ * (ENOMEM). */
+static int form_wide(mask_table_t *t, struct formlist *fl, size_t i)
+{
+	struct tvalue *v = &t->value[i];
+
+	v->wide = false;
+	if (v->len == 0 || v->len > WIDE_FORM_MAX_VALUE || v->nowide || !ascii_only(v->real, v->len))
+		return 0;
+	for (unsigned k = 0; k < WIDE_FORMS; k++) {
+		char *rw = mask_secrets_alloc(t->sec, 4 * v->len);
+		char *sw = mask_secrets_alloc(t->sec, 4 * v->len);
+		size_t n;
+
+		if (rw == NULL || sw == NULL)
+			return -1;
+		n = wide_write(v->real, v->len, k, rw);
+		(void)wide_write(v->sent, v->len, k, sw);
+		form_add(fl, (uint32_t)i, rw, sw, n, MASK_PCT_NONE);
+		/* a line break between two of its characters is two or four
+		 * bytes, no gap the set knows */
+		fl->pairs[fl->n - 1].gaps = false;
+	}
+	v->wide = true;
+	return 0;
+}
+
 /* Most forms of one value before its percent forms: the raw value, its
  * JSON forms, its base64 forms, its two line-end forms with their JSON
  * forms, PHP's JSON form whole or in pieces, its form-decoded form ('+'
- * as a space) with its JSON forms, and the pieces between its '&' and
- * ';'. */
+ * as a space) with its JSON forms, the pieces between its '&' and
+ * ';', and its wide forms. */
 #define FORMS_PER_VALUE                                                                              \
 	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + \
-	 FORM_PIECES_MAX + 1 + JSON_STYLES + 3 * SPLIT_PIECES_MAX * 2 * (1 + JSON_STYLES))
+	 FORM_PIECES_MAX + 1 + JSON_STYLES + 3 * SPLIT_PIECES_MAX * 2 * (1 + JSON_STYLES) + WIDE_FORMS)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -889,6 +954,9 @@ static int build_forms(mask_table_t *t)
 			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
 		if (form_b64(t, &fl, i, scratch) != 0)
+			goto nomem;
+	for (i = 0; i < t->nvalues; i++)
+		if (form_wide(t, &fl, i) != 0)
 			goto nomem;
 	/* The pairs point into the arena; the list is kept for the
 	 * outbound sets built later. */
@@ -1013,6 +1081,8 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
  * a response body, unlike a name, may hold one). The cost is the fold's
  * hold-back on a body (docs/masking.md). */
 #define FOLD_VALUE_MAX MASK_PATTERN_MAX_BYTES
+/* The most bytes the folded wide forms of all values take (build_folded()). */
+#define WIDE_FOLD_MAX_BYTES (MASK_SET_MAX_BYTES / 4)
 
 /* Adds folded[0..len) (in low at off) as pair n of t->folded for value
  * v unless a pair already holds it; returns the new count of pairs. */
@@ -1044,17 +1114,29 @@ static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, uns
  */
 static int build_folded(mask_table_t *t)
 {
-	size_t npat = t->nvalues * (1 + PIECES_MAX) + 1;
+	size_t npat = t->nvalues * (1 + PIECES_MAX + WIDE_FORMS) + 1;
 	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
-	size_t total = 0, off = 0, n = 0;
+	size_t total = 0, off = 0, n = 0, wsum = 0;
 	enum mask_set_result res = MASK_SET_ERR_NOMEM;
 
 	t->folded_value = calloc(npat, sizeof(*t->folded_value));
 	t->folded_rawmax = 0;
-	/* A value, and its pieces: at most twice its length. */
+	/* A value's wide forms folded, while they weigh at most a quarter of
+	 * the sets' bound (WIDE_FOLD_MAX_BYTES); a value past it is not wide
+	 * (its UTF-16 with the case changed would not be found). */
+	for (size_t v = 0; v < t->nvalues; v++) {
+		struct tvalue *tv = &t->value[v];
+
+		if (tv->wide && wsum + 12 * tv->len > WIDE_FOLD_MAX_BYTES)
+			tv->wide = false;
+		if (tv->wide)
+			wsum += 12 * tv->len;
+	}
+	/* A value, and its pieces: at most twice its length; its wide forms. */
 	for (size_t v = 0; v < t->nvalues; v++)
 		total += t->value[v].len <= FOLD_VALUE_MAX ? 3 * t->value[v].len : 0;
+	total += wsum;
 	low = malloc(total + 1);
 	if (pairs == NULL || t->folded_value == NULL || low == NULL)
 		goto fail;
@@ -1070,7 +1152,18 @@ static int build_folded(mask_table_t *t)
 		for (size_t k = 0; k < np; k++)
 			n = folded_add(t, pairs, n, low, &off,
 				       mask_fold(low + off, tv->real + pc[k].off, pc[k].len), v);
+		/* ASCII only: a wide form folds to the same length (NULs
+		 * stay, A-Z are lower-cased) */
+		for (unsigned k = 0; tv->wide && k < WIDE_FORMS; k++) {
+			size_t wl = wide_write(tv->real, len, k, (char *)low + off);
+
+			n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, low + off, wl), v);
+		}
 	}
+	t->wide_all = true;
+	for (size_t v = 0; v < t->nvalues; v++)
+		if (t->value[v].len > 0 && !t->value[v].wide)
+			t->wide_all = false;
 	t->folded = mask_set_new(pairs, n, 0, &res);
 	explicit_bzero(low, total + 1);
 	free(low);
@@ -1104,6 +1197,52 @@ static bool big_all_small(const mask_table_t *t)
 	return true;
 }
 
+/* Whether s[0..len) holds a '#' (a URL's fragment begins there) or a %XX
+ * escape (a server decodes it): raw in a request target, a server's URL
+ * parser hands its application a part of the value, or another value
+ * (round 45). */
+static bool url_raw(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '#' || (s[i] == '%' && i + 2 < len && hex_digit((unsigned char)s[i + 1]) >= 0 &&
+				    hex_digit((unsigned char)s[i + 2]) >= 0))
+			return true;
+	return false;
+}
+
+bool mask_table_value_url_raw(const mask_table_t *t, size_t value)
+{
+	return value < t->nvalues && t->value[value].url_raw;
+}
+
+/* Whether some value has its wide forms (form_wide()). */
+static bool any_wide(const mask_table_t *t)
+{
+	for (size_t i = 0; i < t->nvalues; i++)
+		if (t->value[i].wide)
+			return true;
+	return false;
+}
+
+/* The remask and detect sets made again, after a value went without
+ * some of its forms. */
+static void sets_again(mask_table_t *t)
+{
+	mask_set_free(t->inbound);
+	mask_set_free(t->detect);
+	t->inbound = NULL;
+	t->detect = NULL;
+	free(t->form);
+	free(t->form_value);
+	t->form = NULL;
+	t->form_value = NULL;
+	t->nform = 0;
+	t->set_res = MASK_SET_OK;
+	t->inbound = build_inbound(t);
+	if (t->inbound != NULL)
+		t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
+}
+
 /* Warming the cache at start: a proxy whose credentials name their hosts
  * never builds a set per request. */
 int table_build_sets(mask_table_t *t)
@@ -1112,9 +1251,11 @@ int table_build_sets(mask_table_t *t)
 	struct mask_outbound ob;
 
 	t->space_value = false;
-	for (size_t i = 0; i < t->nvalues; i++)
+	for (size_t i = 0; i < t->nvalues; i++) {
 		if (memchr(t->value[i].real, ' ', t->value[i].len) != NULL)
 			t->space_value = true;
+		t->value[i].url_raw = url_raw(t->value[i].real, t->value[i].len);
+	}
 	t->inbound = build_inbound(t);
 	if (t->inbound != NULL)
 		t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
@@ -1125,18 +1266,16 @@ int table_build_sets(mask_table_t *t)
 	if ((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG && !big_all_small(t)) {
 		for (size_t i = 0; i < t->nvalues; i++)
 			t->value[i].small = t->value[i].len > B64_FORM_MAX_VALUE;
-		mask_set_free(t->inbound);
-		t->inbound = NULL;
-		free(t->form);
-		free(t->form_value);
-		t->form = NULL;
-		t->form_value = NULL;
-		t->nform = 0;
 		t->forms_small = true;
-		t->set_res = MASK_SET_OK;
-		t->inbound = build_inbound(t);
-		if (t->inbound != NULL)
-			t->detect = build_set(t, NULL, false, MASK_SET_PERCENT);
+		sets_again(t);
+	}
+	/* Then the wide forms (round 45): without them the proxy cuts a
+	 * body of an inject host that begins as UTF-16 text (lead_wide()
+	 * in proxy/cmask.c, mask_table_wide_forms()). */
+	if ((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG && any_wide(t)) {
+		for (size_t i = 0; i < t->nvalues; i++)
+			t->value[i].nowide = true;
+		sets_again(t);
 	}
 	if (t->inbound == NULL || t->detect == NULL)
 		return -1;
@@ -1222,6 +1361,11 @@ const mask_set_t *mask_table_folded_set(const mask_table_t *t)
 size_t mask_table_folded_holdmax(const mask_table_t *t)
 {
 	return t->folded != NULL && t->folded_rawmax > 0 ? t->folded_rawmax - 1 : 0;
+}
+
+bool mask_table_wide_forms(const mask_table_t *t)
+{
+	return t->folded != NULL && t->wide_all;
 }
 
 long mask_table_folded_cred(const mask_table_t *t, size_t pair)

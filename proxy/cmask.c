@@ -77,6 +77,8 @@ static int ws_emit(struct cdir *d, size_t go);
 struct cmask {
 	mask_exch_t *x;        /* the exchange state: heads, streams, figures */
 	size_t ncreds;         /* credentials */
+	bool lead;             /* some value's UTF-16 is no form the remask set knows: the first
+				* bytes of an inject host's body are looked at (lead_wide()) */
 	struct cdir dir[2];
 	char rule[POLICY_HOST_MAX + 96]; /* rule string of the last refusal */
 };
@@ -129,7 +131,9 @@ static bool printable(unsigned char b)
 }
 
 /*
- * Takes the first bytes of an inbound body of an inject host (up to 4 in
+ * Only for a table whose values are not all wide (mask_table_wide_forms():
+ * one not ASCII, one over 4 KiB, the sets past their bound with them):
+ * takes the first bytes of an inbound body of an inject host (up to 4 in
  * all, data[0..len) the next ones): true once they are UTF-16's or
  * UTF-32's, whatever the Content-Type said, or none: a byte order mark
  * (FE FF, FF FE, which UTF-32LE's FF FE 00 00 begins with, 00 00 FE FF),
@@ -177,6 +181,7 @@ cmask_t *cmask_new(mask_table_t *t, bool *oom)
 	if (m == NULL)
 		goto fail;
 	m->ncreds = mask_table_cred_count(t);
+	m->lead = !mask_table_wide_forms(t);
 	if ((m->x = mask_exch_new(t)) == NULL)
 		goto fail;
 	for (i = 0; i < 2; i++) {
@@ -404,6 +409,10 @@ static const char *refusal_rule(cmask_t *m, const struct mask_refusal *why)
 			       "with the current %s%s",
 			       name, why->env ? "$" : "sentinel of ", name);
 		break;
+	case MASK_RULE_URL_RAW:
+		(void)snprintf(m->rule, sizeof(m->rule), "credentials %s: a '#' or %%XX in its value, raw in the request target",
+			       name);
+		break;
 	}
 	return m->rule;
 }
@@ -438,6 +447,15 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 			       "key): update where it was saved (a git remote URL, .npmrc, a config "
 			       "file) with the current %s%s",
 			       name, where_name(why.where), why.env ? "$" : "sentinel of ", name);
+	} else if (why.rule == MASK_RULE_URL_RAW) {
+		/* Round 45: swapped raw, a server's URL parser would end the
+		 * query at its '#' (and echo a part of the value) or decode
+		 * its %XX. */
+		(void)snprintf(reason, reasonlen,
+			       "the sentinel of %s stands unencoded in the request target to %s:%u and its value holds "
+			       "a '#' or a %%XX escape, which a server would take as the end of the query or decode: "
+			       "percent-encode the sentinel there ('#' as %%23, '%%' as %%25)",
+			       why.cred != NULL ? why.cred : "a masked credential", host, (unsigned)port);
 	} else {
 		(void)snprintf(reason, reasonlen, "the sentinel of %s may not be sent to %s:%u in %s",
 			       why.cred != NULL ? why.cred : "a masked credential", host,
@@ -506,8 +524,11 @@ int cmask_body_begin(cmask_t *m, enum cmask_dir dd, const char *host, uint16_t p
 	if (mask_exch_body_begin(m->x, xd(dd), host, port, verified) < 0)
 		return -1;
 	dir_arm(&m->dir[dd], chunked);
-	/* an inject host's body: its first bytes say whether it is UTF-16 */
-	m->dir[dd].lead_watch = dd == CMASK_IN && host != NULL && cmask_inject_host(m, host, port);
+	/* an inject host's body: its first bytes say whether it is UTF-16,
+	 * when some value's UTF-16 is no form the remask set knows (round 45:
+	 * else such a body is re-masked as any other, mask_table_wide_forms(),
+	 * and a binary that begins as "\n\0X\0" is not cut) */
+	m->dir[dd].lead_watch = m->lead && dd == CMASK_IN && host != NULL && cmask_inject_host(m, host, port);
 	return 0;
 }
 

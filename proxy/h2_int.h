@@ -96,6 +96,8 @@ struct h2s {
 	bool mask_req;             /** the request body goes through the substituter */
 	bool mask_resp;            /** the response body goes through the substituter */
 	bool identity;             /** asked for identity (an inject host): a coded response is refused */
+	bool range_dropped;        /** its range did not go up to an inject host (SPEC §4.3): the answer's
+				    * passavant-range field and its audit line say so */
 	bool body_inj;             /** its request body got a real value: counted by
 				    *  proxy_body_injected_open() until h2s_free() */
 	unsigned ninterim;         /** interim (1xx) heads from the upstream */

@@ -134,6 +134,15 @@ static bool dropped(const char *name, size_t len, bool identity, bool put)
 #undef IS
 }
 
+/* Whether a dropped field asked for a range (range, request-range,
+ * x-ms-range; if-range alone asks for none): as http1_range_dropped(). */
+static bool range_field(const char *name, size_t len)
+{
+#define IS(k) (len == sizeof(k) - 1 && memcmp(name, k, len) == 0)
+	return IS("range") || IS("request-range") || IS("x-ms-range");
+#undef IS
+}
+
 /*
  * The serialised head (request line, Host, the fields, the empty line)
  * into out: the form cmask_request_head() and cmask_find_real() read.
@@ -171,10 +180,14 @@ static int serialise(struct h2s *s, struct evbuffer *out, bool identity)
 				return -1;
 			}
 			free(a);
-		} else if (!dropped(p, (size_t)(colon - p), identity, strcmp(s->method, "PUT") == 0) &&
-			   !((size_t)(colon - p) == 4 && memcmp(p, "host", 4) == 0) &&
-			   evbuffer_add(out, p, (size_t)(le + 2 - p)) < 0) {
-			return -1;
+		} else if (!dropped(p, (size_t)(colon - p), identity, strcmp(s->method, "PUT") == 0)) {
+			if (!((size_t)(colon - p) == 4 && memcmp(p, "host", 4) == 0) &&
+			    evbuffer_add(out, p, (size_t)(le + 2 - p)) < 0)
+				return -1;
+		} else if (identity && range_field(p, (size_t)(colon - p))) {
+			/* as HTTP/1.1's http1_range_dropped(): told in the
+			 * answer and the audit line (h2stream.c) */
+			s->range_dropped = true;
 		}
 		p = le + 2;
 	}

@@ -86,6 +86,12 @@ bool h2s_answered(const struct h2s *s)
 	       (s->mask == NULL || !s->mask_resp || !cmask_waiting(s->mask, CMASK_IN));
 }
 
+/* The value of the passavant-range field on an answer whose request's
+ * range did not go up (SPEC §4.3; HTTP/1.1's, http1.c RANGE_DROPPED). */
+#define H2_RANGE_DROPPED                                                                                    \
+	"dropped; passavant does not pass a range to a host a credential is injected towards (SPEC 4.3): " \
+	"the whole representation follows, fetch it without resuming"
+
 /* ---- audit ---------------------------------------------------------------- */
 
 void h2s_deny_unread(struct h2s *s, bool log, const char *fmt, ...)
@@ -111,10 +117,21 @@ void h2s_audit(struct h2s *s, const char *decision, const char *reason, const ch
 	conn_t *c = h2s_conn(s);
 	const char *injected[64];
 	struct audit_rec r;
+	char note[POLICY_HOST_MAX + 256];
 
 	if (s->audited)
 		return;
 	s->audited = true;
+	if (reason == NULL && s->range_dropped && s->resp_started) {
+		/* as HTTP/1.1's (exchange.c finish_request()) */
+		(void)snprintf(note, sizeof(note),
+			       "passavant: the request's range was not passed on to %s:%u, a host a credential is "
+			       "injected towards (SPEC 4.3): the whole representation came back; fetch it without "
+			       "resuming",
+			       c->tgt.host, (unsigned)c->tgt.port);
+		log_info("%s", note);
+		reason = note;
+	}
 	memset(&r, 0, sizeof(r));
 	r.kind = "request";
 	r.method = s->method;
@@ -451,7 +468,7 @@ static enum cmask_head_verdict judge_head(const struct h2s *s, const nghttp2_nv 
 static void response_head(struct h2s *s, bool end_stream)
 {
 	enum cmask_head_verdict verdict;
-	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT + 1];
+	nghttp2_nv nv[PASSAVANT_MAX_HEADER_COUNT + 2];
 	nghttp2_data_provider prd;
 	const char *cred;
 	char st[16];
@@ -521,6 +538,13 @@ static void response_head(struct h2s *s, bool end_stream)
 	}
 	s->status = s->rstatus;
 	s->resp_started = true;
+	/* SPEC §4.3: a resuming client is told why the whole came back
+	 * (HTTP/1.1 writes the same field, http1.c RANGE_DROPPED) */
+	if (s->range_dropped) {
+		nv[n + 1] = (nghttp2_nv){(uint8_t *)"passavant-range", (uint8_t *)H2_RANGE_DROPPED,
+					 sizeof("passavant-range") - 1, sizeof(H2_RANGE_DROPPED) - 1, NGHTTP2_NV_FLAG_NONE};
+		n++;
+	}
 	if (s->mask != NULL && !end_stream) {
 		if (cmask_body_begin(s->mask, CMASK_IN, h2s_conn(s)->tgt.host, h2s_conn(s)->tgt.port, true, false) < 0) {
 			h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
@@ -535,31 +559,43 @@ static void response_head(struct h2s *s, bool end_stream)
 	cmask_wipe_drain(s->fields);
 }
 
+/*
+ * s's response is cut after its head went (h2s_case_cut(), h2s_held_cut()):
+ * the stream can only be reset (h2s_answer() does once the response
+ * started), what waits for the client is dropped, and the audit line
+ * says why (fmt, "passavant: WHAT: " before it). Answered here: DATA
+ * still in flight from the upstream is acknowledged and dropped
+ * (h2_up_data()), never buffered raw.
+ */
+static void resp_cut(struct h2s *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void resp_cut(struct h2s *s, const char *fmt, ...)
+{
+	char w[512], why[REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	h2s_cut(s, CMASK_IN);
+	s->mask_resp = false;
+	cmask_wipe_drain(s->resp);
+	h2s_answer(s, 502, NULL, s->rule, "passavant: %s: %s", h2s_what(s, w, sizeof(w)), why);
+	s->phase = H2S_ANSWERED;
+}
+
 bool h2s_case_cut(struct h2s *s)
 {
 	const char *cred = s->mask != NULL && s->mask_resp ? cmask_case_real(s->mask) : NULL;
 	const char *wide = s->mask != NULL && s->mask_resp ? cmask_in_refused(s->mask) : NULL;
-	char w[512];
 
-	if (cred == NULL && wide == NULL)
-		return false;
-	/* Its head went: the stream can only be reset (h2s_answer() does
-	 * once the response started), what waits for the client dropped. */
-	h2s_cut(s, CMASK_IN);
-	s->mask_resp = false;
-	cmask_wipe_drain(s->resp);
 	if (cred != NULL)
-		h2s_answer(s, 502, NULL, s->rule,
-			   "passavant: %s: the response body from %s carries a real value of %s with its case changed: "
-			   "it cannot be re-masked, so the stream was reset",
-			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
-	else
-		h2s_answer(s, 502, NULL, s->rule, "passavant: %s: the response from %s: %s (the stream was reset)",
-			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, wide);
-	/* Answered here: DATA still in flight from the upstream is
-	 * acknowledged and dropped (h2_up_data()), never buffered raw. */
-	s->phase = H2S_ANSWERED;
-	return true;
+		resp_cut(s,
+			 "the response body from %s carries a real value of %s with its case changed: it cannot be "
+			 "re-masked, so the stream was reset",
+			 s->h->c->up.peer, cred);
+	else if (wide != NULL)
+		resp_cut(s, "the response from %s: %s (the stream was reset)", s->h->c->up.peer, wide);
+	return cred != NULL || wide != NULL;
 }
 
 /*
@@ -571,22 +607,16 @@ bool h2s_case_cut(struct h2s *s)
 static bool h2s_held_cut(struct h2s *s)
 {
 	uint64_t total = 0;
-	char w[512];
 
 	for (const struct h2s *t = s->h->streams; t != NULL; t = t->next)
 		total += h2s_held(t);
 	if (total <= s->h->held_max)
 		return false;
-	h2s_cut(s, CMASK_IN);
-	s->mask_resp = false;
-	cmask_wipe_drain(s->resp);
-	h2s_answer(s, 502, NULL, s->rule,
-		   "passavant: %s: the streams of this connection to %s hold %llu response bytes back "
-		   "(over %llu: each holds what may begin a real value), so this stream was reset; "
-		   "open fewer streams to this host at once (at most the %u this connection allows)",
-		   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, (unsigned long long)total,
-		   (unsigned long long)s->h->held_max, s->h->max_streams);
-	s->phase = H2S_ANSWERED;
+	resp_cut(s,
+		 "the streams of this connection to %s hold %llu response bytes back (over %llu: each holds what "
+		 "may begin a real value), so this stream was reset; open fewer streams to this host at once (at "
+		 "most the %u this connection allows)",
+		 s->h->c->up.peer, (unsigned long long)total, (unsigned long long)s->h->held_max, s->h->max_streams);
 	return true;
 }
 

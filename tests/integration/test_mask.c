@@ -624,6 +624,11 @@ static const char py_helper[] =
 	"        t.sendall(b'1\\r\\n' + bytes([b]) + b'\\r\\n')\n"
 	"    t.sendall(b'0\\r\\n\\r\\n')\n"
 	"    sys.stdout.write(read_all(t).decode())\n"
+	"elif mode == 'rawget':\n"
+	"    # argv[5]: a request target sent as it is (no URL parser of a client's)\n"
+	"    t = connect()\n"
+	"    t.sendall(b'GET %s HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' % (sys.argv[5].encode(), target.encode()))\n"
+	"    sys.stdout.write(read_all(t).decode('latin-1'))\n"
 	"elif mode == 'ws':\n"
 	"    # argv[5]: the hex the upstream pushes after the 101\n"
 	"    t = connect()\n"
@@ -3191,14 +3196,37 @@ static void test_accept_charset_param(void)
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
+/* Whether got[0..len) holds val in width w (1, 2, 4; negative:
+ * big-endian), its ASCII letters upper-cased when upper. */
+static bool wide_in(const char *got, size_t len, const char *val, int width, bool upper)
+{
+	size_t w = (size_t)abs(width), n = strlen(val);
+	char form[4 * (TOK_LEN + 1)];
+	bool in;
+
+	if (got == NULL || w * n > sizeof(form))
+		return false;
+	memset(form, 0, w * n);
+	for (size_t k = 0; k < n; k++)
+		form[k * w + (width < 0 ? w - 1 : 0)] = upper ? (char)toupper((unsigned char)val[k]) : val[k];
+	in = memmem(got, len, form, w * n) != NULL;
+	explicit_bzero(form, sizeof(form));
+	return in;
+}
+
 /*
  * Round 44: UTF-16 or UTF-32 text with no charset label from the inject
  * host (a byte order mark, or ASCII characters between NULs), whatever
- * its Content-Type: a real value in it (its NUL-interleaved form) is no
- * byte string the re-masker knows. Before: 200, the whole body with the
- * value passed on (fails before: rows 0-4, curl exits 0, the body whole).
- * Now the body is cut after at most its first 4 bytes (curl fails), the
- * audit says why; another host's, ASCII and a binary body with NULs pass.
+ * its Content-Type: a real value in it (its NUL-interleaved form) was no
+ * byte string the re-masker knew, and the body was cut after its first 4
+ * bytes when they looked like such text. Round 45: the re-masker knows
+ * the UTF-16LE/BE and UTF-32LE/BE forms of every (ASCII) value
+ * (mask/tablesets.c form_wide()), so such a body passes whole with the
+ * sentinel's form in the value's place, wherever the text begins (fails
+ * before: rows 14-16, the value came in UTF-16 or UTF-32 after a binary
+ * start or without a mark; row 17, a binary that begins "\n\0X\0", was
+ * cut), and one with its case changed is cut (row 18, fails before: it
+ * came whole). Every row: no form of the real value reaches the client.
  */
 static void test_wide_body(void)
 {
@@ -3207,27 +3235,31 @@ static void test_wide_body(void)
 		const char *lead;                   /* bytes before the text (a BOM), or NULL */
 		size_t leadlen;
 		int width;     /* 1 ASCII, 2 UTF-16, 4 UTF-32; negative: big-endian */
-		bool cut;
+		bool cut;      /* else whole, re-masked */
 		const char *pre; /* text before "v:" (widened as the rest), or NULL */
+		bool upper;    /* the value upper-cased */
 	} rows[] = {
-	    {"UTF-16LE, BOM, Content-Length", "127.0.0.1", "cl", "\xff\xfe", 2, 2, true, NULL},
-	    {"UTF-16BE, BOM, close-delimited", "127.0.0.1", "close", "\xfe\xff", 2, -2, true, NULL},
-	    {"UTF-32BE, BOM, chunked", "127.0.0.1", "chunked", "\0\0\xfe\xff", 4, -4, true, NULL},
-	    {"UTF-16LE, no BOM, Content-Length", "127.0.0.1", "cl", NULL, 0, 2, true, NULL},
-	    {"UTF-16BE, no BOM, chunked", "127.0.0.1", "chunked", NULL, 0, -2, true, NULL},
-	    {"UTF-16LE, BOM, another host", "localhost", "cl", "\xff\xfe", 2, 2, false, NULL},
-	    {"ASCII", "127.0.0.1", "cl", NULL, 0, 1, false, NULL},
-	    {"binary with NULs", "127.0.0.1", "cl", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16, 1, false, NULL},
-	    /* review44p2: text whose first characters are blanks (pretty
-	     * JSON's "{" and a newline, a leading CRLF or tab) was not taken
-	     * for UTF-16 (fails before: rows 8-11, curl exits 0, the body
-	     * whole); a body of little-endian integers still passes */
-	    {"UTF-16LE, no BOM, JSON's {, newline", "127.0.0.1", "cl", NULL, 0, 2, true, "{\n"},
-	    {"UTF-16BE, no BOM, a newline first", "127.0.0.1", "chunked", NULL, 0, -2, true, "\n"},
-	    {"UTF-16LE, no BOM, CRLF first", "127.0.0.1", "close", NULL, 0, 2, true, "\r\n"},
-	    {"UTF-16BE, no BOM, a tab first", "127.0.0.1", "cl", NULL, 0, -2, true, "\t"},
-	    {"binary, little-endian 16-bit integers", "127.0.0.1", "cl", "\x01\0\x02\0", 4, 1, false, NULL},
-	    {"binary, little-endian 32-bit integer '1'", "127.0.0.1", "cl", "1\0\0\0", 4, 1, false, NULL},
+	    {"UTF-16LE, BOM, Content-Length", "127.0.0.1", "cl", "\xff\xfe", 2, 2, false, NULL, false},
+	    {"UTF-16BE, BOM, close-delimited", "127.0.0.1", "close", "\xfe\xff", 2, -2, false, NULL, false},
+	    {"UTF-32BE, BOM, chunked", "127.0.0.1", "chunked", "\0\0\xfe\xff", 4, -4, false, NULL, false},
+	    {"UTF-16LE, no BOM, Content-Length", "127.0.0.1", "cl", NULL, 0, 2, false, NULL, false},
+	    {"UTF-16BE, no BOM, chunked", "127.0.0.1", "chunked", NULL, 0, -2, false, NULL, false},
+	    {"UTF-16LE, BOM, another host", "localhost", "cl", "\xff\xfe", 2, 2, false, NULL, false},
+	    {"ASCII", "127.0.0.1", "cl", NULL, 0, 1, false, NULL, false},
+	    {"binary with NULs", "127.0.0.1", "cl", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16, 1, false, NULL, false},
+	    {"UTF-16LE, no BOM, JSON's {, newline", "127.0.0.1", "cl", NULL, 0, 2, false, "{\n", false},
+	    {"UTF-16BE, no BOM, a newline first", "127.0.0.1", "chunked", NULL, 0, -2, false, "\n", false},
+	    {"UTF-16LE, no BOM, CRLF first", "127.0.0.1", "close", NULL, 0, 2, false, "\r\n", false},
+	    {"UTF-16BE, no BOM, a tab first", "127.0.0.1", "cl", NULL, 0, -2, false, "\t", false},
+	    {"binary, little-endian 16-bit integers", "127.0.0.1", "cl", "\x01\0\x02\0", 4, 1, false, NULL, false},
+	    {"binary, little-endian 32-bit integer '1'", "127.0.0.1", "cl", "1\0\0\0", 4, 1, false, NULL, false},
+	    /* round 45 */
+	    {"binary first, then UTF-16LE", "127.0.0.1", "cl", "\x89PNG\r\n\x1a\n", 8, 2, false, NULL, false},
+	    {"binary first, then UTF-32BE, chunked", "127.0.0.1", "chunked", "MZ\x90\0", 4, -4, false, NULL, false},
+	    {"UTF-32LE, no BOM, close-delimited", "127.0.0.1", "close", NULL, 0, 4, false, NULL, false},
+	    {"binary that begins \\n\\0X\\0", "127.0.0.1", "cl", "\n\0X\0\x01\x02\x03\xff", 8, 1, false, NULL, false},
+	    {"binary first, then UTF-16LE, value upper-cased", "127.0.0.1", "cl", "\x89PNG\r\n\x1a\n", 8, 2, true,
+	     NULL, true},
 	};
 	struct px p;
 
@@ -3239,6 +3271,7 @@ static void test_wide_body(void)
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 			char text[TOK_LEN + 12], body[4 * (TOK_LEN + 12) + 16], raw[1024], path[3000], *out = NULL, *got, *aud;
 			size_t tlen, blen = 0, len = 0, w = (size_t)abs(rows[i].width), amark = test_file_size(p.t.audit);
+			bool leak;
 			int n, rc;
 
 			tlen = (size_t)snprintf(text, sizeof(text), "%sv:%s\n", rows[i].pre != NULL ? rows[i].pre : "",
@@ -3247,7 +3280,8 @@ static void test_wide_body(void)
 			blen = rows[i].leadlen;
 			for (size_t k = 0; k < tlen; k++) {
 				memset(body + blen, 0, w);
-				body[blen + (rows[i].width < 0 ? w - 1 : 0)] = text[k];
+				body[blen + (rows[i].width < 0 ? w - 1 : 0)] =
+					rows[i].upper ? (char)toupper((unsigned char)text[k]) : text[k];
 				blen += w;
 			}
 			if (strcmp(rows[i].framing, "cl") == 0)
@@ -3270,18 +3304,125 @@ static void test_wide_body(void)
 			free(out);
 			got = test_read_file(file, &len);
 			aud = test_file_since(p.t.audit, amark);
+			leak = false;
+			for (int ww = -4; ww <= 4; ww++)
+				if (ww != 0 && ww != -3 && ww != -1 && ww != 3 &&
+				    wide_in(got, len, tok_real, ww, rows[i].upper))
+					leak = true;
+			ROW(!leak, "row %zu (%s): a form of the real value reached the client", i, rows[i].what);
 			if (rows[i].cut)
-				ROW(rc != 0 && len <= 4 && test_has(aud, "UTF-16 or UTF-32 text"),
+				ROW(rc != 0 && len < blen && test_has(aud, "case changed"),
 				    "row %zu (%s): not cut: curl exited %d, %zu bytes of %zu came, audit: %.300s", i,
 				    rows[i].what, rc, len, blen, test_nz(aud));
 			else
-				ROW(rc == 0 && len == blen && got != NULL,
-				    "row %zu (%s): curl exited %d, %zu bytes of %zu came", i, rows[i].what, rc, len, blen);
+				ROW(rc == 0 && len == blen && got != NULL && memcmp(got, body, rows[i].leadlen) == 0,
+				    "row %zu (%s): curl exited %d, %zu bytes of %zu came, audit: %.300s", i, rows[i].what,
+				    rc, len, blen, test_nz(aud));
+			explicit_bzero(body, sizeof(body));
+			explicit_bzero(raw, sizeof(raw));
 			free(aud);
 			free(got);
 			unlink(file);
 		}
 	}
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
+ * Round 45: a real value holding a %XX escape (or a '#') swapped raw into
+ * a request target: a server decodes the escape (and an echo of the query
+ * hands back the value decoded, a form the re-masker does not know), or
+ * its URL parser (Python's urlsplit()) ends the query at the '#' and
+ * echoes a prefix of the value. A raw '#' in a target is refused already
+ * (a fragment, decide.c: 400); the sentinel raw in the target whose value
+ * holds a %XX is refused now, 403 naming what to do (fails before: 200,
+ * the real value raw in the upstream's target); percent-encoded ('%' as
+ * %25) it is swapped as before, and raw in a header too.
+ */
+static void test_query_url_raw(void)
+{
+	char val[64], envv[80], sent[64], enc[160], target[256], hdr[128], *out = NULL, *rec, *env, path[4200];
+	struct px p;
+	size_t mark, n = 0;
+
+	snprintf(val, sizeof(val), "hq_%.16s%%4A%.16s", tok_real + 4, tok_real + 20);
+	snprintf(envv, sizeof(envv), "PV_HASH=%s", val);
+	CU_ASSERT_FATAL(px_start_env(&p, envv,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: PV_HASH, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query]}\n",
+				     dir) == 0);
+	snprintf(path, sizeof(path), "%s/env", p.t.session);
+	env = test_read_file(path, NULL);
+	sent[0] = '\0';
+	ROW(test_env_export(env, "PV_HASH", sent, sizeof(sent)) && strlen(sent) == strlen(val) &&
+		    strchr(sent, '%') != NULL,
+	    "no PV_HASH sentinel with its '%%' in %s", path);
+	free(env);
+	if (strlen(sent) == strlen(val)) {
+		for (size_t k = 0; sent[k] != '\0'; k++)
+			n += (size_t)(sent[k] == '#'   ? snprintf(enc + n, sizeof(enc) - n, "%%23")
+				      : sent[k] == '%' ? snprintf(enc + n, sizeof(enc) - n, "%%25")
+						       : snprintf(enc + n, sizeof(enc) - n, "%c", sent[k]));
+		/* raw: refused */
+		mark = test_file_size(rec_tls);
+		snprintf(target, sizeof(target), "/echo?k=%s&z=1", sent);
+		{
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
+					p.t.trust, target, NULL};
+
+			(void)runv(&out, argv);
+		}
+		ROW(out != NULL && strstr(out, "HTTP/1.1 403 ") != NULL && strstr(out, "stands unencoded") != NULL,
+		    "a raw sentinel whose value holds %%XX in the target was not refused: %.400s", test_nz(out));
+		free(out);
+		out = NULL;
+		rec = test_file_since(rec_tls, mark);
+		ROW(rec == NULL || strstr(rec, "/echo?k=") == NULL, "the raw target went up: %.300s", test_nz(rec));
+		free(rec);
+		/* percent-encoded: swapped, the real value percent-encoded upstream */
+		mark = test_file_size(rec_tls);
+		snprintf(target, sizeof(target), "/echo?k=%s&z=2", enc);
+		{
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
+					p.t.trust, target, NULL};
+
+			(void)runv(&out, argv);
+		}
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 ") != NULL, "the percent-encoded sentinel: %.400s",
+		    test_nz(out));
+		free(out);
+		out = NULL;
+		rec = test_file_since(rec_tls, mark);
+		{
+			char want[200];
+			size_t m = 0;
+
+			for (size_t k = 0; val[k] != '\0'; k++)
+				m += (size_t)(val[k] == '#'   ? snprintf(want + m, sizeof(want) - m, "%%23")
+					      : val[k] == '%' ? snprintf(want + m, sizeof(want) - m, "%%25")
+							      : snprintf(want + m, sizeof(want) - m, "%c", val[k]));
+			ROW(rec != NULL && strstr(rec, want) != NULL, "the real value did not go up percent-encoded: %.300s",
+			    test_nz(rec));
+			explicit_bzero(want, sizeof(want));
+		}
+		free(rec);
+		/* raw in a header: swapped */
+		mark = test_file_size(rec_tls);
+		snprintf(hdr, sizeof(hdr), "X-Key: %s", sent);
+		CU_ASSERT_EQUAL(curl_px(&p, &out, "-H", hdr, url_of(&up, "127.0.0.1", "/echo?z=3"), NULL), 0);
+		free(out);
+		out = NULL;
+		rec = test_file_since(rec_tls, mark);
+		ROW(rec != NULL && strstr(rec, val) != NULL, "the raw sentinel in a header was not swapped: %.300s",
+		    test_nz(rec));
+		free(rec);
+	}
+	explicit_bzero(val, sizeof(val));
+	explicit_bzero(envv, sizeof(envv));
 	CU_ASSERT_EQUAL(px_stop(&p), 0);
 }
 
@@ -4281,7 +4422,9 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "remask: 103 interim and final status lines and headers", test_remask_heads);
 	test_add(s, "a coded body from the inject host is not passed on", test_coded_response);
 	test_add(s, "a part under a status other than 206 from the inject host is refused", test_partial_any_status);
-	test_add(s, "UTF-16/UTF-32 text from the inject host, labelled or not, is cut", test_wide_body);
+	test_add(s, "UTF-16/UTF-32 text from the inject host, labelled or not, wherever it begins, is re-masked", test_wide_body);
+	test_add(s, "a sentinel whose value holds %XX, raw in the target: refused; percent-encoded: swapped",
+		 test_query_url_raw);
 	test_add(s, "Accept's non-ASCII charset parameters do not go up to the inject host", test_accept_charset_param);
 	test_add(s, "a range dropped towards the inject host is said (answer field, audit)", test_range_dropped_said);
 	test_add(s, "remask: a real value with its case changed in a response head (a field's name): 502",

@@ -473,6 +473,83 @@ static double body_ns_per_kib(mask_exch_t *x, const char *host, const char *text
 	return best / ((double)len / 1024);
 }
 
+/* dst = src[0..n) widened: each byte then (LE) or after (BE, width < 0)
+ * |width| - 1 NULs, upper-cased when upper. Returns its length. */
+static size_t widen(char *dst, const char *src, size_t n, int width, bool upper)
+{
+	size_t w = (size_t)(width < 0 ? -width : width);
+
+	memset(dst, 0, w * n);
+	for (size_t k = 0; k < n; k++)
+		dst[k * w + (width < 0 ? w - 1 : 0)] = upper ? (char)toupper((unsigned char)src[k]) : src[k];
+	return w * n;
+}
+
+/*
+ * Round 45: a real value in UTF-16LE/BE or UTF-32LE/BE anywhere in a
+ * body (after a binary start: the proxy looked at a body's first 4
+ * bytes only), fed 3 bytes a call, comes out with its sentinel's form in
+ * its place, the body's length kept (fails before: the wide forms came
+ * out as they went in); upper-cased, the fold finds it (fails before:
+ * case_real NULL). mask_table_wide_forms(): every value here is ASCII.
+ */
+static void test_body_wide(void)
+{
+	static const int widths[] = {2, -2, 4, -4};
+	char body[1024], form[256], *got;
+	struct evbuffer *out = evbuffer_new();
+	struct xfx f;
+
+	CU_ASSERT_FATAL(xfx_setup(&f) == 0 && out != NULL);
+	CU_ASSERT(mask_table_wide_forms(f.t));
+	for (size_t wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
+		size_t len = 0, n;
+
+		memcpy(body, "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+		len = 16;
+		len += widen(body + len, "v:", 2, widths[wi], false);
+		len += widen(body + len, XR_HDR, strlen(XR_HDR), widths[wi], false);
+		memcpy(body + len, "\x01\xff", 2);
+		len += 2;
+		len += widen(body + len, XR_BODY, strlen(XR_BODY), widths[wi], false);
+		mask_exch_begin(f.x);
+		CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_IN, "api.example.com", 443, true) == 0);
+		for (size_t i = 0; i < len; i += 3)
+			CU_ASSERT(mask_exch_body_feed(f.x, MASK_IN, body + i, len - i < 3 ? len - i : 3, out) == 0);
+		CU_ASSERT(mask_exch_body_end(f.x, MASK_IN, out) == 0);
+		CU_ASSERT_PTR_NULL(mask_exch_body_case_real(f.x));
+		CU_ASSERT_FATAL(evbuffer_get_length(out) == len);
+		got = (char *)evbuffer_pullup(out, -1);
+		CU_ASSERT_FATAL(got != NULL);
+		CU_ASSERT(memcmp(got, body, 16) == 0);
+		n = widen(form, XR_HDR, strlen(XR_HDR), widths[wi], false);
+		CU_ASSERT_PTR_NULL(memmem(got, len, form, n));
+		n = widen(form, XR_BODY, strlen(XR_BODY), widths[wi], false);
+		CU_ASSERT_PTR_NULL(memmem(got, len, form, n));
+		n = widen(form, f.hdr_sent, strlen(f.hdr_sent), widths[wi], false);
+		CU_ASSERT_PTR_NOT_NULL(memmem(got, len, form, n));
+		n = widen(form, f.body_sent, strlen(f.body_sent), widths[wi], false);
+		CU_ASSERT_PTR_NOT_NULL(memmem(got, len, form, n));
+		(void)evbuffer_drain(out, evbuffer_get_length(out));
+		/* upper-cased: the fold finds it */
+		len = 16;
+		len += widen(body + len, XR_HDR, strlen(XR_HDR), widths[wi], true);
+		mask_exch_begin(f.x);
+		CU_ASSERT_FATAL(mask_exch_body_begin(f.x, MASK_IN, "api.example.com", 443, true) == 0);
+		for (size_t i = 0; i < len; i += 3)
+			CU_ASSERT(mask_exch_body_feed(f.x, MASK_IN, body + i, len - i < 3 ? len - i : 3, out) == 0);
+		CU_ASSERT(mask_exch_body_end(f.x, MASK_IN, out) == 0);
+		CU_ASSERT(mask_exch_body_case_real(f.x) != NULL &&
+			  strcmp(mask_exch_body_case_real(f.x), "PV_XR_HDR") == 0);
+		mask_exch_body_cut(f.x, MASK_IN);
+		(void)evbuffer_drain(out, evbuffer_get_length(out));
+		explicit_bzero(body, sizeof(body));
+		explicit_bzero(form, sizeof(form));
+	}
+	evbuffer_free(out);
+	xfx_teardown(&f);
+}
+
 /* The fold's cost on len bytes of sample repeated (name: its language),
  * printed beside the remask's alone. */
 static void fold_cost_text(mask_exch_t *x, const char *name, const char *sample, size_t slen, size_t len,
@@ -961,6 +1038,7 @@ TEST_REGISTRAR(register_mask_exchange)
 	test_add(s, "body: a real value with its case changed, from an inject host (fold)", test_body_case);
 	test_add(s, "body: a real value in Turkish case, with the Kelvin sign or long s (wide forms)",
 		 test_body_case_wide);
+	test_add(s, "body: a real value in UTF-16 or UTF-32 after a binary start, exact or upper-cased", test_body_wide);
 	test_add(s, "body: the fold's cost per KiB, 1 and 64 credentials (printed)", test_body_case_cost);
 	test_add(s, "table check: the loader's value checks and wording", test_check);
 }

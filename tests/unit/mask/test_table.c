@@ -1165,6 +1165,48 @@ static void test_remask_big_forms(void)
 }
 
 /*
+ * Round 45: mask_table_wide_forms(): true for the fixture (ASCII values,
+ * its UTF-16 and UTF-32 forms re-masked, mask_table_remask() too); false
+ * with a value holding a byte of 0x80 or more (its UTF-16 is no
+ * interleaving of its UTF-8: the proxy keeps cutting a body of an
+ * inject host that begins as UTF-16 text, proxy/cmask.c lead_wide()).
+ */
+static void test_wide_forms(void)
+{
+	static const char doc[] = "network:\n  allowedDomains: [api.example.com]\ncredentials:\n  envVars:\n"
+				  "    - {name: PV_MT_WIDE, mode: mask, injectHosts: [api.example.com]}\n";
+	struct fx f;
+	unsigned nerr = 0;
+	char err[256], in[512], *out = NULL;
+	size_t n = 0, outlen = 0;
+	policy_t *p;
+	mask_table_t *t;
+
+	CU_ASSERT_FATAL(fx_setup(&f) == 0);
+	CU_ASSERT(mask_table_wide_forms(f.t));
+	memcpy(in, "\x7f" "ELF\x02\x01", 6);
+	n = 6;
+	for (size_t k = 0; k < strlen(REAL_Q); k++) {
+		in[n++] = REAL_Q[k];
+		in[n++] = 0;
+	}
+	CU_ASSERT_EQUAL(mask_table_remask(f.t, in, n, &out, &outlen), 1);
+	CU_ASSERT(out != NULL && outlen == n && memcmp(out, in, 6) == 0 && memcmp(out, in, n) != 0);
+	free(out);
+	fx_teardown(&f);
+	setenv("PV_MT_WIDE", "tok-\xc3\xa9t\xc3\xa9-Zq9Wv8Ut7Sr6Qp5On4Ml3", 1);
+	p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL(t);
+	if (t != NULL)
+		CU_ASSERT_FALSE(mask_table_wide_forms(t));
+	mask_table_free(t);
+	policy_free(p);
+	unsetenv("PV_MT_WIDE");
+}
+
+/*
  * fix39m: the pieces and base64 forms of values over 4 KiB fill the
  * sets' 4 MiB sooner; a table of seven values of 16,000 bytes, which
  * built before them, still builds (their forms left out), and re-masks
@@ -2336,6 +2378,7 @@ TEST_REGISTRAR(register_mask_table)
 		 test_remask_big_forms);
 	test_add(s, "remask: seven values of 16 KiB still build a table (the largest's big forms left out past the sets' bound, named)",
 		 test_big_forms_bound);
+	test_add(s, "wide forms: UTF-16/32 of ASCII values re-masked, none for a non-ASCII value", test_wide_forms);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
