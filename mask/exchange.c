@@ -230,7 +230,9 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 		const char *sent;
 		size_t slen;
 
-		if (x->counts[i] == 0 || !mask_table_value_url_raw(x->t, i) ||
+		/* not x->counts[i]: that search decodes the target, and a
+		 * sentinel's own '%' before two hex digits hides it there */
+		if (!q->inject[i] || !mask_table_value_url_raw(x->t, i) ||
 		    mask_table_value_name(x->t, i, &sent, &slen) == NULL || memmem(p, len, sent, slen) == NULL)
 			continue;
 		*url_raw = true;

@@ -838,6 +838,8 @@ static int form_php_big(mask_table_t *t, struct formlist *fl, size_t i)
  * WIDE_FORM_MAX_VALUE; no percent forms (a NUL is no URL's byte).
  */
 #define WIDE_FORMS 4
+/* The first of them the folded set holds too: UTF-16LE and BE. */
+#define WIDE_FOLDED 2
 /* Values longer than this get no wide forms: a form is then at most
  * 4 KiB, and a table's longest pattern (what a stream holds back) grows
  * no more than that; a table with a longer value keeps the proxy's
@@ -1114,7 +1116,7 @@ static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, uns
  */
 static int build_folded(mask_table_t *t)
 {
-	size_t npat = t->nvalues * (1 + PIECES_MAX + WIDE_FORMS) + 1;
+	size_t npat = t->nvalues * (1 + PIECES_MAX + WIDE_FOLDED) + 1;
 	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
 	size_t total = 0, off = 0, n = 0, wsum = 0;
@@ -1128,10 +1130,10 @@ static int build_folded(mask_table_t *t)
 	for (size_t v = 0; v < t->nvalues; v++) {
 		struct tvalue *tv = &t->value[v];
 
-		if (tv->wide && wsum + 12 * tv->len > WIDE_FOLD_MAX_BYTES)
+		if (tv->wide && wsum + 4 * tv->len > WIDE_FOLD_MAX_BYTES)
 			tv->wide = false;
 		if (tv->wide)
-			wsum += 12 * tv->len;
+			wsum += 4 * tv->len;
 	}
 	/* A value, and its pieces: at most twice its length; its wide forms. */
 	for (size_t v = 0; v < t->nvalues; v++)
@@ -1153,8 +1155,11 @@ static int build_folded(mask_table_t *t)
 			n = folded_add(t, pairs, n, low, &off,
 				       mask_fold(low + off, tv->real + pc[k].off, pc[k].len), v);
 		/* ASCII only: a wide form folds to the same length (NULs
-		 * stay, A-Z are lower-cased) */
-		for (unsigned k = 0; tv->wide && k < WIDE_FORMS; k++) {
+		 * stay, A-Z are lower-cased). UTF-16's only: UTF-32 with a
+		 * value's case changed is rare, and its forms would double
+		 * what a body's fold holds back (a close-delimited body cut
+		 * by a FIN loses that much more). */
+		for (unsigned k = 0; tv->wide && k < WIDE_FOLDED; k++) {
 			size_t wl = wide_write(tv->real, len, k, (char *)low + off);
 
 			n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, low + off, wl), v);
