@@ -117,6 +117,15 @@ static int case_cut(cmask_t *m, struct cdir *d, int rc)
 	return -1;
 }
 
+const char *cmask_range_note(char *buf, size_t cap, const char *host, uint16_t port)
+{
+	(void)snprintf(buf, cap,
+		       "passavant: the request's range was not passed on to %s:%u, a host a credential is injected "
+		       "towards (SPEC 4.3): the whole representation came back; fetch it without resuming",
+		       host, (unsigned)port);
+	return buf;
+}
+
 const char *cmask_case_real(const cmask_t *m)
 {
 	return mask_exch_body_case_real(m->x);

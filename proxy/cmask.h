@@ -227,6 +227,13 @@ const char *cmask_leak(const cmask_t *m, enum cmask_dir d) NONNULL(1);
 const char *cmask_case_real(const cmask_t *m) NONNULL(1);
 
 /*
+ * The audit reason of a request whose range did not go up to host:port,
+ * an inject host (SPEC §4.3; HTTP/1.1's exchange.c and HTTP/2's
+ * h2stream.c), into buf[cap]; returns buf.
+ */
+const char *cmask_range_note(char *buf, size_t cap, const char *host, uint16_t port) NONNULL(1, 3);
+
+/*
  * Whether the inbound body of an inject host was refused for its first
  * bytes: UTF-16 or UTF-32 text, whatever its Content-Type (a byte order
  * mark, or ASCII characters between NULs), in which a real value is no

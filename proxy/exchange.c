@@ -160,12 +160,7 @@ static enum step finish_request(conn_t *c)
 		/* SPEC §4.3: a range is not served towards an inject host; a
 		 * resuming client (curl -C -: 33) is told why by its audit
 		 * line and the answer's Passavant-Range field. */
-		(void)snprintf(note, sizeof(note),
-			       "passavant: the request's range was not passed on to %s:%u, a host a credential is "
-			       "injected towards (SPEC 4.3): the whole representation came back; fetch it without "
-			       "resuming",
-			       c->tgt.host, (unsigned)c->tgt.port);
-		log_info("%s", note);
+		log_info("%s", cmask_range_note(note, sizeof(note), c->tgt.host, c->tgt.port));
 	}
 	conn_audit(c, "request", "allow", left != NULL || range_dropped(c) ? note : NULL, c->rule);
 	c->up.reusable = c->ex.req_done && !c->up.eof && !c->ex.up_close && http1_keep_alive(c->up.http);

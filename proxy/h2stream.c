@@ -124,13 +124,8 @@ void h2s_audit(struct h2s *s, const char *decision, const char *reason, const ch
 	s->audited = true;
 	if (reason == NULL && s->range_dropped && s->resp_started) {
 		/* as HTTP/1.1's (exchange.c finish_request()) */
-		(void)snprintf(note, sizeof(note),
-			       "passavant: the request's range was not passed on to %s:%u, a host a credential is "
-			       "injected towards (SPEC 4.3): the whole representation came back; fetch it without "
-			       "resuming",
-			       c->tgt.host, (unsigned)c->tgt.port);
-		log_info("%s", note);
-		reason = note;
+		reason = cmask_range_note(note, sizeof(note), c->tgt.host, c->tgt.port);
+		log_info("%s", reason);
 	}
 	memset(&r, 0, sizeof(r));
 	r.kind = "request";
