@@ -6651,17 +6651,22 @@ static int other_user_home(struct run_plan *pl, const char *real, const char *cw
  * autofs map's, NFS, CIFS, FUSE): denied whole for reading, nothing of
  * it looked at here (the sandbox's cover looks at the path itself once:
  * docs/sandbox.md). Unless a path the policy lets the command read holds
- * it, or it holds the work (run from /home/bob/proj as root: the mount is
- * in the session's use, and its stores are checked one by one).
+ * it, or it holds the work (run from /home/bob/proj as root): the mount is
+ * in the session's use, and its stores are checked one by one.
  */
 static int other_user_remote(struct run_plan *pl, const char *rp, const char *cwd)
 {
+	bool in_use = holds_work(pl, cwd, rp);
+
 	if (under_deny_read(pl, rp))
 		return 0;
-	for (size_t i = 0; i < pl->allow_read.n; i++)
-		if (path_under(rp, pl->allow_read.v[i]))
-			return 0;
-	if (holds_work(pl, cwd, rp))
+	/* review45h: one an allowRead holds (allowRead: ["/home"]) was
+	 * left readable whole, ~/.netrc and ~/.ssh with it, where a local
+	 * home under the same allowRead has its stores denied: its stores
+	 * are checked one by one too. */
+	for (size_t i = 0; i < pl->allow_read.n && !in_use; i++)
+		in_use = path_under(rp, pl->allow_read.v[i]);
+	if (in_use)
 		return other_user_home(pl, rp, cwd, NULL);
 	if (strv_add_unique(&pl->deny_read, rp) < 0) {
 		log_warn("run: the homes of other users");

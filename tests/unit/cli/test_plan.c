@@ -720,6 +720,28 @@ static void test_remote_mounts(void)
 	strv_free(&m.at);
 }
 
+/* review45h: a home of another user on a mount not cheap to look at
+ * that an allowRead holds (allowRead: ["/home"], the home on NFS) was
+ * left readable whole, its ~/.netrc and ~/.ssh with it; a local home
+ * under the same allowRead has its stores denied (round 44). Now its
+ * stores are checked one by one, as for one that holds the work. */
+static void test_remote_home_allow_read(void)
+{
+	char home[PATH_MAX], f[PATH_MAX + 16];
+	struct run_plan pl;
+
+	memset(&pl, 0, sizeof(pl));
+	snprintf(home, sizeof(home), "%s/rhome-ar", t_root);
+	CU_ASSERT_EQUAL_FATAL(mkdir(home, 0755), 0);
+	snprintf(f, sizeof(f), "%s/.netrc", home);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(f, "machine x password y\n", 21), 0);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&pl.allow_read, t_root), 0);
+	CU_ASSERT_EQUAL(other_user_remote(&pl, home, "/"), 0);
+	ROW(strv_has(&pl.deny_read, f), "a remote home under an allowRead: its ~/.netrc not denied");
+	ROW(!strv_has(&pl.deny_read, home), "a remote home under an allowRead: denied whole");
+	plan_free(&pl);
+}
+
 TEST_REGISTRAR(cli_plan_register)
 {
 	CU_pSuite s = test_suite("cli_plan", plan_setup, plan_teardown);
@@ -727,6 +749,8 @@ TEST_REGISTRAR(cli_plan_register)
 	test_add(s, "plan_env_vars lists every SPEC 7 variable", test_proxy_env);
 	test_add(s, "fix45h: homes on mounts not cheap to look at: mountinfo types, longest mount, path_look",
 		 test_remote_mounts);
+	test_add(s, "review45h: a remote home an allowRead holds: its stores denied one by one",
+		 test_remote_home_allow_read);
 	test_add(s, "plan_build: home rows, protections, environment", test_plan_build);
 	test_add(s, "plan_build: trust and resolver files over the system paths", test_plan_trust);
 	test_add(s, "plan_ctl_paths: the workspace rows", test_ctl_paths);
