@@ -742,6 +742,35 @@ static void test_remote_home_allow_read(void)
 	plan_free(&pl);
 }
 
+/* review45h: a remote home inside another (/home/x -> /home/bob/sub,
+ * both on NFS) was skipped as held by the outer one, denied whole; but
+ * the outer one in the session's use (root run from /home/bob/proj) is
+ * not denied, and the inner one's stores were left readable. */
+static void test_remote_home_inside(void)
+{
+	char outer[PATH_MAX], inner[PATH_MAX + 8], cwd[PATH_MAX + 8], f[PATH_MAX + 24];
+	struct strv remote = {0};
+	struct run_plan pl;
+
+	memset(&pl, 0, sizeof(pl));
+	snprintf(outer, sizeof(outer), "%s/rhome-out", t_root);
+	snprintf(inner, sizeof(inner), "%s/sub", outer);
+	snprintf(cwd, sizeof(cwd), "%s/proj", outer);
+	CU_ASSERT_EQUAL_FATAL(mkdir(outer, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(inner, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(cwd, 0755), 0);
+	snprintf(f, sizeof(f), "%s/.netrc", inner);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(f, "machine x password y\n", 21), 0);
+	/* the inner one first, as /home's listing may give them */
+	CU_ASSERT_EQUAL_FATAL(strv_add(&remote, inner), 0);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&remote, outer), 0);
+	CU_ASSERT_EQUAL(plan_remote_homes(&pl, &remote, cwd), 0);
+	ROW(strv_has(&pl.deny_read, f), "a remote home inside one that holds the work: its ~/.netrc not denied");
+	ROW(!under_deny_read(&pl, cwd), "a remote home that holds the work: denied");
+	plan_free(&pl);
+	strv_free(&remote);
+}
+
 TEST_REGISTRAR(cli_plan_register)
 {
 	CU_pSuite s = test_suite("cli_plan", plan_setup, plan_teardown);
@@ -751,6 +780,8 @@ TEST_REGISTRAR(cli_plan_register)
 		 test_remote_mounts);
 	test_add(s, "review45h: a remote home an allowRead holds: its stores denied one by one",
 		 test_remote_home_allow_read);
+	test_add(s, "review45h: a remote home inside another that holds the work: its stores denied",
+		 test_remote_home_inside);
 	test_add(s, "plan_build: home rows, protections, environment", test_plan_build);
 	test_add(s, "plan_build: trust and resolver files over the system paths", test_plan_trust);
 	test_add(s, "plan_ctl_paths: the workspace rows", test_ctl_paths);
