@@ -2323,6 +2323,12 @@ static enum path_look path_look(const struct host_mounts *m, const char *path, c
 		if (host_mounts_remote(m, cand)) {
 			if ((size_t)snprintf(out, PATH_MAX, "%s%s", cand, p) >= PATH_MAX)
 				return LOOK_NONE;
+			/* review45h: the rest as written held "//", "." and
+			 * ".." (a link to /nfs/bob/./ssh): the sandbox refuses
+			 * a denied path with one, and with it every run of
+			 * the host. Taken lexically, as the kernel takes it
+			 * but for a link on that mount before a "..". */
+			npmrc_normalize(out);
 			return LOOK_REMOTE;
 		}
 		if (fstatat(AT_FDCWD, cand, st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
