@@ -118,6 +118,18 @@ struct sbx_plan {
  * puts in its place; pump[i] the process copying between that pipe and
  * the file, or -1.
  */
+/* The locks an open file holds, from its /proc/self/fdinfo "lock:"
+ * lines (stdio.c): n lines (-1: unread), its flock (0, LOCK_SH,
+ * LOCK_EX), its OFD locks' count, and a sum over the lines of a hash of
+ * their kind, type and range: a lock converted (shared to exclusive) or
+ * moved to another range changes it, where the count stays. */
+struct sbx_locks {
+	int n;
+	int flock;
+	int ofd;
+	uint64_t sum;
+};
+
 struct sbx_stdio {
 	int child_fd[3];
 	pid_t pump[3];
@@ -135,12 +147,12 @@ struct sbx_stdio {
 	int kept_fl[3];
 	int kept_psz[3];
 	/* ... its owner for SIGIO (F_GETOWN_EX: type, pid) and signal
-	 * (F_GETSIG), and the count of flock and OFD locks it held
-	 * (-1: unknown), put back the same way (round 45). */
+	 * (F_GETSIG), and the flock and OFD locks it held (kept_lk), put
+	 * back the same way (round 45). */
 	int kept_own_type[3];
 	int kept_own_pid[3];
 	int kept_sig[3];
-	int kept_locks[3];
+	struct sbx_locks kept_lk[3];
 	/* ... and its inode's mode and owner (fchmod, fchown through the
 	 * fd: the mode decides who reopens it through /proc/PID/fd/N,
 	 * /dev/stdin); kept_mode -1: none kept. */

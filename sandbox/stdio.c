@@ -595,7 +595,7 @@ void sbx_stdio_init(struct sbx_stdio *io)
 		io->kept_own_type[i] = -1;
 		io->kept_own_pid[i] = 0;
 		io->kept_sig[i] = -1;
-		io->kept_locks[i] = -1;
+		io->kept_lk[i].n = -1;
 		io->kept_mode[i] = -1;
 		io->kept_uid[i] = (uid_t)-1;
 		io->kept_gid[i] = (gid_t)-1;
@@ -627,41 +627,73 @@ PRINTF(4, 5) static void end_failed(struct sbx_stdio *io, int errnum, const char
 		(void)snprintf(io->end_msg + n, sizeof(io->end_msg) - n, "%s", tail);
 }
 
-/* The flock and OFD locks held through the open file of fd (its
- * /proc/self/fdinfo "lock:" lines), or -1 when they cannot be read. */
-static int fd_locks(int fd)
+/*
+ * The locks held through the open file of fd (its /proc/self/fdinfo
+ * "lock:" lines: "1: FLOCK  ADVISORY  WRITE 1234 00:0f:567 0 EOF", an
+ * OFDLCK with its range, passavant's own POSIX locks) in *lk. Each line
+ * hashed without its number and pid, which change when nothing else
+ * did; the hashes summed, in whatever order the kernel lists them.
+ * 0, or -1 (lk->n -1) when they cannot be read.
+ */
+static int fd_locks(int fd, struct sbx_locks *lk)
 {
-	char path[64], buf[4096 + 6];
-	size_t carry = 1;
-	int f, count = 0;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int fdi, rc = 0;
 
+	lk->n = -1;
+	lk->flock = 0;
+	lk->ofd = 0;
+	lk->sum = 0;
 	(void)snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
+	fdi = open(path, O_RDONLY | O_CLOEXEC);
+	if (fdi < 0)
 		return -1;
-	buf[0] = '\n'; /* the file's start is a line's */
-	for (;;) {
-		ssize_t n = read(f, buf + carry, sizeof(buf) - 6);
-		size_t have;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			(void)close(f);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		have = carry + (size_t)n;
-		for (size_t i = 0; i + 6 <= have; i++)
-			if (memcmp(buf + i, "\nlock:", 6) == 0)
-				count++;
-		/* a match cut at the end starts in its last 5 bytes */
-		carry = have < 5 ? have : 5;
-		memmove(buf, buf + have - carry, carry);
+	f = fdopen(fdi, "r");
+	if (f == NULL) {
+		(void)close(fdi);
+		return -1;
 	}
-	(void)close(f);
-	return count;
+	lk->n = 0;
+	errno = 0;
+	while (getline(&line, &cap, f) >= 0) {
+		char *save = NULL, *tok = strncmp(line, "lock:", 5) == 0 ? strtok_r(line + 5, " \t\n", &save) : NULL;
+		uint64_t h = 1469598103934665603ULL;
+		int t = 0;
+		bool flk = false;
+
+		if (tok == NULL)
+			continue;
+		lk->n++;
+		/* 0 number, 1 kind, 2 ADVISORY, 3 type, 4 pid, 5 dev:ino, 6-7 range */
+		for (; tok != NULL; tok = strtok_r(NULL, " \t\n", &save), t++) {
+			if (t == 0 || t == 4)
+				continue;
+			if (t == 1 && strcmp(tok, "FLOCK") == 0)
+				flk = true;
+			if (t == 1 && strcmp(tok, "OFDLCK") == 0)
+				lk->ofd++;
+			if (t == 3 && flk)
+				lk->flock = strcmp(tok, "READ") == 0 ? LOCK_SH : LOCK_EX;
+			for (const char *c = tok; *c != '\0'; c++)
+				h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			h = (h ^ (unsigned char)' ') * 1099511628211ULL;
+		}
+		lk->sum += h;
+	}
+	if (ferror(f)) {
+		lk->n = -1;
+		rc = -1;
+	}
+	free(line);
+	(void)fclose(f);
+	return rc;
+}
+
+static bool locks_same(const struct sbx_locks *a, const struct sbx_locks *b)
+{
+	return a->n == b->n && a->flock == b->flock && a->ofd == b->ofd && a->sum == b->sum;
 }
 
 /*
@@ -702,7 +734,7 @@ static int keep_passed(struct sbx_stdio *io, int i)
 	}
 	io->kept_own_type[i] = (int)own.type;
 	io->kept_own_pid[i] = own.pid;
-	io->kept_locks[i] = fd_locks(io->kept_fd[i]);
+	(void)fd_locks(io->kept_fd[i], &io->kept_lk[i]); /* unread: n -1, left */
 	/* the inode's mode and owner: a pipe's only (a memory device is
 	 * reopened in the sandbox, the host's node out of its reach) */
 	if (fstat(i, &st) == 0 && S_ISFIFO(st.st_mode)) {
@@ -720,8 +752,9 @@ static const char *const kept_tail = "; the host's other holders of that pipe se
 static int restore_owner_locks(struct sbx_stdio *io, int i, int fd)
 {
 	struct f_owner_ex own;
+	struct sbx_locks now;
 	struct stat st;
-	int rc = 0, sig, n;
+	int rc = 0, sig;
 
 	if (io->kept_own_type[i] >= 0) {
 		if (fcntl(fd, F_GETOWN_EX, &own) < 0) {
@@ -768,22 +801,32 @@ static int restore_owner_locks(struct sbx_stdio *io, int i, int fd)
 			rc = -1;
 		}
 	}
-	if (io->kept_locks[i] < 0)
+	if (io->kept_lk[i].n < 0)
 		return rc;
-	n = fd_locks(fd);
-	if (n > 0 && io->kept_locks[i] == 0) {
-		/* Every lock the open file holds is the command's: dropped. */
+	(void)fd_locks(fd, &now);
+	if (now.n >= 0 && !locks_same(&now, &io->kept_lk[i])) {
+		/* The command's doing: its flock (one an open file) given
+		 * back the host's type or dropped, a conversion from shared
+		 * to exclusive too; its OFD locks dropped where the host held
+		 * none. OFD locks the host held and the command changed
+		 * cannot be told from the command's: reported below. */
 		struct flock whole = {.l_type = F_UNLCK, .l_whence = SEEK_SET};
 
-		(void)flock(fd, LOCK_UN);
-		(void)fcntl(fd, F_OFD_SETLK, &whole);
-		n = fd_locks(fd);
+		if (now.flock != io->kept_lk[i].flock)
+			(void)flock(fd, io->kept_lk[i].flock != 0 ? io->kept_lk[i].flock | LOCK_NB : LOCK_UN);
+		if (now.ofd > 0 && io->kept_lk[i].ofd == 0)
+			(void)fcntl(fd, F_OFD_SETLK, &whole);
+		(void)fd_locks(fd, &now);
 	}
-	if (n != io->kept_locks[i]) {
+	if (now.n < 0) {
+		end_failed(io, errno, kept_tail, "the pipe given as the command's %s: its locks cannot be read",
+			   stdio_name[i]);
+		rc = -1;
+	} else if (!locks_same(&now, &io->kept_lk[i])) {
 		end_failed(io, 0, kept_tail,
 			   "the pipe given as the command's %s holds %d flock or OFD lock(s) after the run, %d before, "
-			   "and passavant cannot put them back",
-			   stdio_name[i], n, io->kept_locks[i]);
+			   "not the same, and passavant cannot put them back",
+			   stdio_name[i], now.n, io->kept_lk[i].n);
 		rc = -1;
 	}
 	return rc;

@@ -1034,6 +1034,53 @@ static void test_exit_statuses(void)
 }
 
 /*
+ * Review of round 45, end to end: what passavant could not put back on a
+ * pipe it shared with the host (sbx_stdio_failure()) is said on stderr
+ * and a status of 0 becomes 1. The captured stdout is a pipe; a python3
+ * wrapper takes an OFD lock on it (bytes 0-9) and execs passavant, whose
+ * command moves it to the whole pipe and exits 0. Before the review the
+ * same count of locks passed for "as before": status 0, nothing said.
+ */
+static void test_stdio_failure_status(void)
+{
+	char home[PATH_MAX + 8], path[PATH_MAX], *argv[32], *out = NULL, *err = NULL;
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(home, sizeof(home), "HOME=%s", p_home);
+	CU_ASSERT_FATAL(write_script(path, "python3 -c \"import fcntl, struct\n"
+					   "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_UNLCK, 0, 0, 0, 0))\n"
+					   "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 0, 0))\"\n"
+					   "echo moved\n") != NULL);
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = p_work;
+	argv[n++] = home;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = "python3";
+	argv[n++] = "-c";
+	argv[n++] = "import fcntl, os, struct, sys\n"
+		    "fcntl.fcntl(1, 37, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 10, 0))\n"
+		    "os.execv(sys.argv[1], sys.argv[1:])\n";
+	argv[n++] = (char *)test_passavant_bin();
+	argv[n++] = "run";
+	argv[n++] = "-p";
+	argv[n++] = p_policy;
+	argv[n++] = "--";
+	argv[n++] = "sh";
+	argv[n++] = path;
+	argv[n] = NULL;
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	ROW(test_has(out, "moved"), "the command did not run: %s", err != NULL ? err : "");
+	ROW(st == 1, "status %d, expected 1 (stderr: %s)", st, err != NULL ? err : "");
+	ROW(test_has(err, "standard output") && test_has(err, "lock"), "no word of the lock on stderr: %s",
+	    err != NULL ? err : "");
+	free(out);
+	free(err);
+}
+
+/*
  * Starts `passavant run -p policy -- sh script` in the work directory
  * with the test HOME and GH_TOKEN = real_token, and waits for the line
  * "ready" (20 s). The process, or NULL.
@@ -2564,6 +2611,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "socket(AF_UNIX) and unshare -U refused (EPERM)", test_seccomp);
 	test_add(s, "ps shows only the sandbox", test_ps);
 	test_add(s, "exit statuses 0 3 137 127 125", test_exit_statuses);
+	test_add(s, "review of round 45: a shared pipe passavant could not put back is said, and status 0 becomes 1",
+		 test_stdio_failure_status);
 	test_add(s, "SIGTERM to passavant reaches the command", test_sigterm_forwarded);
 	test_add(s, "round 41: a command that ignores the signals: a second one ends the sandbox, the check runs",
 		 test_second_signal_ends);
