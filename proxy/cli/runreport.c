@@ -282,50 +282,70 @@ void run_observer(void *arg, const struct audit_rec *r)
 	put_line(line, sizeof(line), n);
 }
 
+/* The length of s, 0 for NULL. */
+static size_t len0(const char *s)
+{
+	return s != NULL ? strlen(s) : 0;
+}
+
 /* The stderr line of one finding (path and setting, never contents),
- * held (run_report_hold()). */
+ * held (run_report_hold()). Its buffer is sized to its parts, each byte
+ * at most \xNN: the path is the command's choice (directories of 255
+ * bytes, deeper than PATH_MAX), and in a fixed 2,048 bytes a long one
+ * ended the line inside itself, without the setting, where it was moved
+ * or the advice (review of round 45). Out of memory: the fixed buffer,
+ * a cut line rather than none. */
 static void git_finding_line(struct run *run, const struct sbx_git_finding *f)
 {
-	char line[2048];
-	size_t n = 0;
+	char fixed[2048], *line;
+	size_t n = 0, cap;
+
+	cap = 4 * (len0(f->path) + len0(f->setting) + len0(f->moved_to) + len0(f->error) + len0(f->why)) + 512;
+	line = malloc(cap);
+	if (line == NULL) {
+		line = fixed;
+		cap = sizeof(fixed);
+	}
 
 	if (f->setting == NULL) {
-		put_str(line, sizeof(line), &n, "passavant: cannot check ");
-		put_str(line, sizeof(line), &n, f->path);
-		put_str(line, sizeof(line), &n, " for planted programs: ");
-		put_str(line, sizeof(line), &n, f->error != NULL ? f->error : "?");
+		put_str(line, cap, &n, "passavant: cannot check ");
+		put_str(line, cap, &n, f->path);
+		put_str(line, cap, &n, " for planted programs: ");
+		put_str(line, cap, &n, f->error != NULL ? f->error : "?");
 		/* the git checks and the home's (start-up files, links) alike */
-		put_str(line, sizeof(line), &n,
+		put_str(line, cap, &n,
 			"; look there for what git, a shell, Python or an editor would run before using it");
 	} else {
-		put_str(line, sizeof(line), &n,
+		put_str(line, cap, &n,
 			f->moved_to != NULL ? "passavant: quarantined "
 			: f->error != NULL  ? "passavant: cannot quarantine "
 			: f->named	    ? "passavant: look at "
 					    : "passavant: kept (--keep-git-config) ");
-		put_str(line, sizeof(line), &n, f->path);
-		put_str(line, sizeof(line), &n, ": ");
-		put_str(line, sizeof(line), &n, f->setting);
+		put_str(line, cap, &n, f->path);
+		put_str(line, cap, &n, ": ");
+		put_str(line, cap, &n, f->setting);
 		if (f->moved_to != NULL) {
-			put_str(line, sizeof(line), &n, " (moved to ");
-			put_str(line, sizeof(line), &n, f->moved_to);
-			put_str(line, sizeof(line), &n, ")");
+			put_str(line, cap, &n, " (moved to ");
+			put_str(line, cap, &n, f->moved_to);
+			put_str(line, cap, &n, ")");
 		} else if (f->error != NULL) {
-			put_str(line, sizeof(line), &n, ": ");
-			put_str(line, sizeof(line), &n, f->error);
-			put_str(line, sizeof(line), &n, "; move it aside before running git or opening an editor or agent there");
+			put_str(line, cap, &n, ": ");
+			put_str(line, cap, &n, f->error);
+			put_str(line, cap, &n, "; move it aside before running git or opening an editor or agent there");
 		}
 		/* what the settings row says runs (a version file is no
 		 * editor's settings; review of round 36) */
 		if (f->why != NULL && f->error == NULL) {
-			put_str(line, sizeof(line), &n, ": ");
-			put_str(line, sizeof(line), &n, f->why);
+			put_str(line, cap, &n, ": ");
+			put_str(line, cap, &n, f->why);
 		}
 	}
-	if (n >= sizeof(line) - 1)
-		n = sizeof(line) - 2;
+	if (n >= cap - 1)
+		n = cap - 2;
 	line[n++] = '\n';
 	run_report_hold(run, line, n);
+	if (line != fixed)
+		free(line);
 }
 
 /* sbx_git_report_fn of the post-run git check: one stderr line per

@@ -687,6 +687,27 @@ static void test_deep_repo(void)
 	gcase_free(&c);
 }
 
+/* Review of round 45 (the family of the run's refusal line: a part the
+ * command chose fills a fixed line and what follows never shows): the
+ * quarantine line was built in 2,048 bytes, so a repository below
+ * directories of 250 bytes each (a path the command chose, 2,000 bytes
+ * and more) ended the line inside the path: no setting, no "moved to",
+ * no advice. The line is sized to its parts. */
+static void test_long_path_line(void)
+{
+	static const char *const want[] = {"/r/.git/config: core.fsmonitor (moved to ",
+					   "/r/.git/config.passavant-quarantine)\n", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "d=$(printf 'x%.0s' $(seq 250)) && p=$d/$d/$d/$d/$d/$d/$d/$d/r && mkdir -p $p && "
+				 "git init -q $p && git -C $p config core.fsmonitor \"touch \\\"\\$M/long\\\";:\"",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* Hooks that existed before the session, moved into place by renaming
  * their directory: the files keep their old times; the directory's
  * ctime tells. */
@@ -5621,6 +5642,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_fake_gitdir_skips);
 	test_add(s, "config.worktree, include, ! alias, filter driver", test_config_variants);
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
+	test_add(s, "review of round 45: a quarantine line below a 2,000-byte path still names the setting and where it went",
+		 test_long_path_line);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "a stopped rebase's and cherry-pick's directories as symbolic links", test_rebase_link);
 	test_add(s, "compiled Python files written in the session are removed (a forged one ran)", test_pyc_forged);
