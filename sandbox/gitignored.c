@@ -50,6 +50,7 @@ struct found {
 	unsigned long seen; /* entries looked at */
 	bool cut;           /* stopped at GI_VENV_ENTRIES_MAX */
 	bool deep;          /* a directory past GI_VENV_DEPTH not walked */
+	bool names_cut;     /* a name left out of names[] for want of room */
 	/* The environment's path from the root being walked ("" when it is
 	 * the root): where a link inside it is resolved from. */
 	const char *envrel;
@@ -62,12 +63,23 @@ struct found {
 	size_t ndirs, capdirs;
 };
 
+/* A name that does not fit whole is left out and the list ends in
+ * ", ...": the names are the command's choice (255 bytes each), and four
+ * long ones cut the list silently, the fifth left out with nothing to
+ * say so (review of round 45). A first name too long shows cut. */
 static void found_add(struct found *f, const char *name)
 {
 	size_t len = strlen(f->names);
+	int w;
 
-	if (f->n++ < GI_NAMES_SHOWN)
-		snprintf(f->names + len, sizeof(f->names) - len, "%s%s", len ? ", " : "", name);
+	if (f->n++ >= GI_NAMES_SHOWN)
+		return;
+	w = snprintf(f->names + len, sizeof(f->names) - len, "%s%s", len ? ", " : "", name);
+	if (w < 0 || (size_t)w >= sizeof(f->names) - len) {
+		f->names_cut = true;
+		if (len > 0)
+			f->names[len] = '\0';
+	}
 }
 
 /* One line of the report on path: what, and the names found. Nothing is
@@ -80,7 +92,7 @@ static void report_hidden(struct gg *g, const char *path, const char *what, cons
 	if (g->record != NULL)
 		return;
 	snprintf(msg, sizeof(msg), "%s%s%s%s%s%s", what, f != NULL && f->n > 0 ? ": " : "",
-		 f != NULL && f->n > 0 ? f->names : "", f != NULL && f->n > GI_NAMES_SHOWN ? ", ..." : "",
+		 f != NULL && f->n > 0 ? f->names : "", f != NULL && (f->n > GI_NAMES_SHOWN || f->names_cut) ? ", ..." : "",
 		 f != NULL && f->cut ? " (the look stopped after " GG_STR(GI_VENV_ENTRIES_MAX)
 				       " entries: what it did not reach is not named)"
 				     : "",

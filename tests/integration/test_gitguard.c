@@ -3505,6 +3505,26 @@ static void test_fake_gitdir_skips(void)
 	gcase_free(&c);
 }
 
+/* Review of round 45 (a part the command chose fills a fixed buffer):
+ * the names of what was written beside a new .gitignore were kept in
+ * 1,024 bytes, the first five shown and ", ..." only past five; four
+ * names of 255 bytes filled it, so the list ended cut with no ", ..."
+ * and the fifth (the module it hides) was left out unsaid. */
+static void test_hidden_names_cut(void)
+{
+	static const char *const want[] = {"/work/t/.gitignore for planted programs: written in the session",
+					   ", ...; look there for what", NULL};
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL,
+				 "mkdir t && cd t && printf '*\\n' > .gitignore && for i in 1 2 3 4; do "
+				 ": > \"$(printf \"$i%.0s\" $(seq 255))\"; done && echo 'import os' > evil.py",
+				 NULL) == 0);
+	expect_safe(&c, want);
+	gcase_free(&c);
+}
+
 /* The writable tree is a subdirectory of a repository whose git
  * directory lies above it, read-only: that repository's own
  * core.hooksPath names a hooks directory inside the tree, rewritten in
@@ -5644,6 +5664,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "bare repository; a repository older than the session", test_bare_and_old_repo);
 	test_add(s, "review of round 45: a quarantine line below a 2,000-byte path still names the setting and where it went",
 		 test_long_path_line);
+	test_add(s, "review of round 45: names beside a new .gitignore too long for the list end it in \", ...\"",
+		 test_hidden_names_cut);
 	test_add(s, "a stopped rebase given an exec line", test_rebase_exec);
 	test_add(s, "a stopped rebase's and cherry-pick's directories as symbolic links", test_rebase_link);
 	test_add(s, "compiled Python files written in the session are removed (a forged one ran)", test_pyc_forged);
