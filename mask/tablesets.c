@@ -1277,7 +1277,12 @@ int table_build_sets(mask_table_t *t)
 	/* Then the wide forms (round 45): without them the proxy cuts a
 	 * body of an inject host that begins as UTF-16 text (lead_wide()
 	 * in proxy/cmask.c, mask_table_wide_forms()). */
-	if ((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG && any_wide(t)) {
+	/* Past the sets' pair bound with them too (review45m: four pairs a
+	 * value; the remask set refused, ERR_ARGS, or the outbound sets
+	 * left with the raw values only, set_forms(), so a real value's
+	 * base64 or JSON going to another host passed): they go first. */
+	if (any_wide(t) && (((t->inbound == NULL || t->detect == NULL) && t->set_res == MASK_SET_ERR_TOO_BIG) ||
+			    t->nvalues + t->nform + t->nstale > MASK_SET_MAX_PAIRS)) {
 		for (size_t i = 0; i < t->nvalues; i++)
 			t->value[i].nowide = true;
 		sets_again(t);

@@ -1207,6 +1207,70 @@ static void test_wide_forms(void)
 }
 
 /*
+ * review45m: many values. Each value's four wide forms (round 45) grew
+ * the remask set's pairs by four a value: a table past
+ * MASK_SET_MAX_PAIRS with them was refused (ERR_ARGS, no fallback),
+ * and one just below it left its outbound sets with the raw values only
+ * (set_forms()), so a base64 or JSON form of a real value on its way to
+ * another host was no longer found. The wide forms go first.
+ */
+static void many_values(unsigned nv, bool *built, bool *all_forms, bool *wide)
+{
+	size_t cap = 256 + nv * 96, n;
+	char *doc = malloc(cap), name[32], val[64];
+	unsigned nerr = 0;
+	char err[256];
+	policy_t *p;
+	mask_table_t *t;
+	struct mask_outbound ob;
+
+	*built = *all_forms = *wide = false;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	n = (size_t)snprintf(doc, cap, "network:\n  allowedDomains: [api.example.com]\ncredentials:\n  envVars:\n");
+	for (unsigned i = 0; i < nv; i++) {
+		(void)snprintf(name, sizeof(name), "PV_MT_MANY%u", i);
+		(void)snprintf(val, sizeof(val), "tok-%u-Zq9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0", i);
+		CU_ASSERT_EQUAL(setenv(name, val, 1), 0);
+		n += (size_t)snprintf(doc + n, cap - n, "    - {name: %s, mode: mask, injectHosts: [api.example.com]}\n",
+				      name);
+	}
+	p = policy_load_buffer("t.yaml", doc, n, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	if (t != NULL) {
+		*built = true;
+		*wide = mask_table_wide_forms(t);
+		if (mask_table_outbound(t, "api.example.com", 443, true, INJECT_BODY, &ob) == 0)
+			*all_forms = ob.nforms > ob.npairs;
+	}
+	mask_table_free(t);
+	policy_free(p);
+	for (unsigned i = 0; i < nv; i++) {
+		(void)snprintf(name, sizeof(name), "PV_MT_MANY%u", i);
+		(void)unsetenv(name);
+	}
+	free(doc);
+}
+
+static void test_wide_many_values(void)
+{
+	bool built, all, wide;
+
+	/* 20 values: their wide forms fit */
+	many_values(20, &built, &all, &wide);
+	CU_ASSERT(built && all && wide);
+	/* with their wide forms, 360 values left the outbound sets the raw
+	 * values only, 390 built no table */
+	many_values(360, &built, &all, &wide);
+	CU_ASSERT(built);
+	CU_ASSERT(all);
+	many_values(390, &built, &all, &wide);
+	CU_ASSERT(built);
+	CU_ASSERT(all);
+	CU_ASSERT_FALSE(wide);
+}
+
+/*
  * fix39m: the pieces and base64 forms of values over 4 KiB fill the
  * sets' 4 MiB sooner; a table of seven values of 16,000 bytes, which
  * built before them, still builds (their forms left out), and re-masks
@@ -2379,6 +2443,7 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "remask: seven values of 16 KiB still build a table (the largest's big forms left out past the sets' bound, named)",
 		 test_big_forms_bound);
 	test_add(s, "wide forms: UTF-16/32 of ASCII values re-masked, none for a non-ASCII value", test_wide_forms);
+	test_add(s, "wide forms: many values, the wide forms go first (table built, outbound forms kept)", test_wide_many_values);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
