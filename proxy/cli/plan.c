@@ -773,6 +773,13 @@ static int npmrc_caches_of(struct run_plan *pl, const struct plan_host *h, const
 	char *text = fileio_read(path, 1u << 20, FILEIO_SECRET, &len, NULL);
 	int rc = 0;
 
+	/* review45v: as pnpm-workspace.yaml's (pnpm_workspace_of()) */
+	if (text == NULL && (errno == EFBIG || errno == ENOMEM || errno == EIO)) {
+		log_warnx("%s: not read (%s): its cache and cache-dir, which npm and pnpm read, are unknown; "
+			  "not started",
+			  path, errno == EFBIG ? "over 1 MiB" : strerror(errno));
+		return -1;
+	}
 	if (text == NULL)
 		return 0;
 	for (char *line = text; rc == 0 && line != NULL && *line != '\0';) {
@@ -851,16 +858,24 @@ static int npmrc_in_dir(struct run_plan *pl, const struct plan_host *h, const ch
  * cacheDir (its dlx/, as an npmrc's cache-dir=) and storeDir (a write
  * deny, as $npm_config_store_dir's), in the working directory and each
  * one above it; "~/" is the home, a relative value the file's directory.
- * Values as npmrc_normalize() leaves them. 0, or -1 (ENOMEM).
+ * Values as npmrc_normalize() leaves them. 0, or -1 (ENOMEM; or, review
+ * 45v, after logging a name longer than PATH_MAX).
  */
 static int session_tree(struct run_plan *pl, const char *dir, size_t n, const char *sub, bool scratch)
 {
 	char path[PATH_MAX];
 
-	if (n == 0 || dir[0] != '/' ||
-	    snprintf(path, sizeof(path), "%.*s%s%s", (int)n, dir, sub != NULL ? "/" : "", sub != NULL ? sub : "") >=
-		    (int)sizeof(path))
+	if (n == 0 || dir[0] != '/')
 		return 0;
+	/* review45v: too long a name refuses (a "./" run the tool folds
+	 * away named the same tree; skipping it left that writable) */
+	if (snprintf(path, sizeof(path), "%.*s%s%s", (int)n, dir, sub != NULL ? "/" : "", sub != NULL ? sub : "") >=
+	    (int)sizeof(path)) {
+		log_warnx("run: a tool's cache named in a setting (\"%.*s...\") is longer than PATH_MAX: not "
+			  "started; write it without \"./\" or \"dir/..\" runs",
+			  (int)(n > 200 ? 200 : n), dir);
+		return -1;
+	}
 	npmrc_normalize(path);
 	if (strcmp(path, "/") == 0)
 		return 0;
@@ -935,6 +950,15 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 	    (int)sizeof(path))
 		return 0;
 	text = fileio_read(path, 1u << 20, 0, &len, NULL);
+	/* review45v: a file over 1 MiB (a long comment), which pnpm reads
+	 * whole, or one not read for want of memory, refuses; a missing or
+	 * unreadable one (unreadable to pnpm too) is none */
+	if (text == NULL && (errno == EFBIG || errno == ENOMEM || errno == EIO)) {
+		log_warnx("%s: not read (%s): its cacheDir and storeDir, which pnpm reads, are unknown; not "
+			  "started",
+			  path, errno == EFBIG ? "over 1 MiB" : strerror(errno));
+		return -1;
+	}
 	if (text == NULL)
 		return 0;
 	if (yaml_parser_initialize(&w.parser) == 0) {
@@ -964,10 +988,18 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 				rc = pnpm_odd(path, "a top-level key is an alias");
 				goto out;
 			}
+			/* review45v: a key that is a sequence or mapping is
+			 * the string of its items to pnpm's reader
+			 * ([cacheDir]: x is cacheDir), one tagged otherwise
+			 * than as a string is decoded (!!binary) */
 			if (w.ev.type != YAML_SCALAR_EVENT) {
-				if (pnpm_skip(&w) < 0 || pnpm_next(&w) < 0 || pnpm_skip(&w) < 0)
-					goto bad;
-				continue;
+				rc = pnpm_odd(path, "a top-level key is a sequence or a mapping");
+				goto out;
+			}
+			if (w.ev.data.scalar.tag != NULL && strcmp((const char *)w.ev.data.scalar.tag, "!") != 0 &&
+			    strcmp((const char *)w.ev.data.scalar.tag, YAML_STR_TAG) != 0) {
+				rc = pnpm_odd(path, "a top-level key is tagged other than as a string");
+				goto out;
 			}
 			v = (const char *)w.ev.data.scalar.value;
 			vl = w.ev.data.scalar.length;
@@ -1010,7 +1042,13 @@ static int pnpm_workspace_of(struct run_plan *pl, const struct plan_host *h, con
 				k = (size_t)snprintf(val, sizeof(val), "%s/%.*s", dir, (int)vl, v);
 			else
 				k = (size_t)snprintf(val, sizeof(val), "%.*s", (int)vl, v);
-			if (vl > 0 && k < sizeof(val) && (rc = session_tree(pl, val, strlen(val), cache ? "dlx" : NULL, cache)) < 0)
+			/* review45v: a value too long for val (a "./" run,
+			 * which pnpm's path.resolve() folds away) refuses */
+			if (vl > 0 && k >= sizeof(val)) {
+				rc = pnpm_odd(path, "cacheDir or storeDir is longer than PATH_MAX");
+				goto out;
+			}
+			if (vl > 0 && (rc = session_tree(pl, val, strlen(val), cache ? "dlx" : NULL, cache)) < 0)
 				goto out;
 		}
 	} else if (pnpm_skip(&w) < 0) {

@@ -469,7 +469,10 @@ static void test_pnpm_workspace_forms(void)
 			      "\xef\xbb\xbf" "cacheDir: ../pc7\n# cacheDir: elsewhere\n"};
 	const char *odd[] = {"base: &b ../pc7\ncacheDir: *b\n", "<<: {cacheDir: ../pc7}\n", "cacheDir: |\n  ../pc7\n",
 			     "cacheDir: !!binary Li4vcGM3\n", "cacheDir: [../pc7]\n", "cacheDir: ../x\n---\ncacheDir: ../pc7\n",
-			     "cacheDir: [../pc7\n"};
+			     "cacheDir: [../pc7\n",
+			     /* review45v: a key pnpm's reader makes the string
+			      * "cacheDir" of (a sequence's items, a tag decoded) */
+			     "[cacheDir]: ../pc7\n", "? [cacheDir]\n: ../pc7\n", "!!binary Y2FjaGVEaXI=: ../pc7\n"};
 	const char *ignored[] = {"catalog:\n  cacheDir: ../pc7\n", "# cacheDir: ../pc7\npackages: [a]\n", "cacheDir: ~\n"};
 	char pol[PATH_MAX], text[PATH_MAX], tmp[PATH_MAX], *out = NULL, *err = NULL;
 	int st;
@@ -517,6 +520,53 @@ static void test_pnpm_workspace_forms(void)
 		free(err);
 		out = err = NULL;
 	}
+}
+
+/*
+ * Review of round 45 (review45v): a pnpm-workspace.yaml or .npmrc
+ * passavant could not read whole, or a cache name too long for its
+ * buffer, was skipped: pnpm reads a file over 1 MiB (a long comment)
+ * and folds a "./" run away, so the cacheDir it named stayed the
+ * host's writable tree. On fix45v's 5251ce5 the three started (and
+ * the plant of the first reached pc7/dlx); now each refuses the start.
+ */
+static void test_pnpm_workspace_unread(void)
+{
+	static const char *const files[] = {"w7/pnpm-workspace.yaml", "w7/pnpm-workspace.yaml", "w7/.npmrc"};
+	char pol[PATH_MAX], text[PATH_MAX], tmp[PATH_MAX], *big, *out = NULL, *err = NULL;
+	size_t n = (1u << 20) + 64, o;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(mkdirs("h7") == 0 && mkdirs("pc7") == 0 && mkdirs("w7") == 0 &&
+			policy(pol, "w7.yaml", "pc7,w7") != NULL);
+	big = malloc(n + 64);
+	CU_ASSERT_FATAL(big != NULL);
+	snprintf(text, sizeof(text), "mkdir -p %1$s/pc7/dlx/abc && echo x > %1$s/pc7/dlx/abc/plant; echo dlx=$?\n",
+		 root);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (i == 1) {
+			o = (size_t)snprintf(big, n, "cacheDir: ");
+			while (o < 2200 * 2)
+				o += (size_t)snprintf(big + o, n - o, "./");
+			snprintf(big + o, n - o, "../pc7\n");
+		} else {
+			o = (size_t)snprintf(big, n, i == 0 ? "cacheDir: ../pc7\n#" : "cache-dir=../pc7\n#");
+			memset(big + o, 'x', n - o);
+			memcpy(big + n - 2, "\n", 2);
+		}
+		CU_ASSERT_FATAL(put(files[i], big) == 0);
+		st = run_tool("h7", "w7", NULL, pol, text, &out, &err);
+		ROW(st != 0 && !test_has(out, "dlx=") && !exists("pc7/dlx/abc/plant") && test_has(err, "not started") &&
+			    test_has(err, i == 1 ? "PATH_MAX" : "over 1 MiB"),
+		    "%s %zu: started, the plant reaching the host, or no reason: %s", files[i], i, err ? err : "");
+		test_rmtree(at(tmp, "pc7/dlx"));
+		CU_ASSERT(unlink(at(tmp, files[i])) == 0);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	free(big);
 }
 
 /*
@@ -767,6 +817,9 @@ TEST_REGISTRAR(register_run_tools)
 	test_add(s, "round 45: pnpm-workspace.yaml read as YAML: cacheDir and storeDir in every form pnpm reads "
 		    "taken, the forms passavant cannot follow refuse the start",
 		 test_pnpm_workspace_forms);
+	test_add(s, "review of round 45: a pnpm-workspace.yaml or .npmrc over 1 MiB, a cacheDir over PATH_MAX, "
+		    "refuse the start",
+		 test_pnpm_workspace_unread);
 	test_add(s, "round 45: NUGET_PACKAGES read-only and named; MSBuild's places in any case read-only, a "
 		    "relative one refused",
 		 test_dotnet_homes);
