@@ -697,6 +697,17 @@ static void test_tool_tmpdirs(void)
 		show(st, out, err);
 	free(out);
 	free(err);
+	out = err = NULL;
+	/* review45v: a JAVA_TOOL_OPTIONS holding a token is dropped (SPEC
+	 * §3.6) whatever its java.io.tmpdir; on 5251ce5 the tmpdir's rewrite
+	 * set it, which kept it from the drop, the token with it */
+	snprintf(jopt, sizeof(jopt), "JAVA_TOOL_OPTIONS=-Dapi.token=ghp_%s -Djava.io.tmpdir=%s/w9/jtmp",
+		 "0123456789abcdefghijABCDEFGHIJ012345", root);
+	st = run_tool("h9", "w9", env, pol, "echo \"jto=[$JAVA_TOOL_OPTIONS]\"\n", &out, &err);
+	ROW(st == 0 && test_has(out, "jto=[]\n") && !test_has(out, "ghp_"),
+	    "a JAVA_TOOL_OPTIONS holding a token reached the command: %s", out ? out : "");
+	free(out);
+	free(err);
 }
 
 /*
