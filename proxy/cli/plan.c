@@ -479,7 +479,10 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const str
  * Round 45 (fix45v): the tools' own temporary directories, where a tool
  * writes what it runs or loads next (go run's and go test's programs in
  * $GOTMPDIR, a JVM library's native code extracted to java.io.tmpdir,
- * npm's $npm_config_tmp, any case, '-' or '_'): the session's are the
+ * npm's $npm_config_tmp, any case, '-' or '_'; the launch scripts'
+ * MAVEN_OPTS, GRADLE_OPTS, JAVA_OPTS, SBT_OPTS, ANT_OPTS, whose options
+ * come after JAVA_TOOL_OPTIONS' on java's command line: review of round
+ * 45): the session's are the
  * sandbox's private /tmp, whatever the host's names (in a writable tree
  * a plant there waited for the host's next run). GOTMPDIR and
  * npm_config_tmp are set to /tmp; JAVA_TOOL_OPTIONS, _JAVA_OPTIONS and
@@ -492,7 +495,10 @@ static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const str
 static int plan_tool_tmpdirs(struct run_plan *pl, const policy_t *p, const struct plan_host *h,
 			     const struct plan_session *s)
 {
-	static const char *const jvm[] = {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"};
+	/* the JVM's own, and the launch scripts' that put theirs on java's
+	 * command line (mvn, gradle, catalina/java wrappers, sbt, ant) */
+	static const char *const jvm[] = {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAVEN_OPTS",
+					  "GRADLE_OPTS",       "JAVA_OPTS",     "SBT_OPTS",         "ANT_OPTS"};
 	static const char jprop[] = "-Djava.io.tmpdir=";
 
 	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++) {

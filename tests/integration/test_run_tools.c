@@ -708,6 +708,29 @@ static void test_tool_tmpdirs(void)
 	    "a JAVA_TOOL_OPTIONS holding a token reached the command: %s", out ? out : "");
 	free(out);
 	free(err);
+	out = err = NULL;
+	/* the launch scripts' options (mvn's MAVEN_OPTS, ...), which java
+	 * takes after JAVA_TOOL_OPTIONS': on a6058c1 passed as they were,
+	 * java.io.tmpdir the host's */
+	static const char *const scripts[] = {"MAVEN_OPTS", "GRADLE_OPTS", "JAVA_OPTS", "SBT_OPTS", "ANT_OPTS"};
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		snprintf(jopt, sizeof(jopt), "%s=-Xss1m -Djava.io.tmpdir=%s/w9/jtmp", scripts[i], root);
+		if (java)
+			snprintf(text, sizeof(text),
+				 "echo \"opts=[$%s]\"\njava $%s -XshowSettings:properties -version 2>&1 | grep "
+				 "'java.io.tmpdir = '\n",
+				 scripts[i], scripts[i]);
+		else
+			snprintf(text, sizeof(text), "echo \"opts=[$%s]\"\n", scripts[i]);
+		st = run_tool("h9", "w9", env, pol, text, &out, &err);
+		ROW(st == 0 && test_has(out, " -Djava.io.tmpdir=/tmp]\n") && (!java || test_has(out, "java.io.tmpdir = /tmp\n")) &&
+			    test_has(err, "names java.io.tmpdir="),
+		    "%s's java.io.tmpdir in the project was the command's: %s / %s", scripts[i], out ? out : "",
+		    err ? err : "");
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
 }
 
 /*
