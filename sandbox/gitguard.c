@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1129,26 +1130,66 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
  * or a source file every editor that opens it. Moved aside, whatever
  * the name (.env's were since round 36, check_dotenv()). Made in the
  * session: its own ctime (a rename sets it too).
+ *
+ * The same through a symbolic link made in the session (review of round
+ * 45): linkout.c lets a link to /dev/zero, /dev/tty or /dev/stdin stay
+ * (writing there does nothing), but a host tool reading package.json or
+ * .editorconfig through it reads zeros until its memory runs out or
+ * waits on the user's terminal. Such a link is moved aside when it leads
+ * to anything but a file, a directory or /dev/null, or through /dev/std*,
+ * /dev/fd or /proc (the reader's own descriptors; a NAME.log to
+ * /dev/stdout or /dev/stderr stays, a log's usual link).
  */
+static bool link_to_odd(int fd, const char *name)
+{
+	char body[PATH_MAX];
+	struct stat st;
+	size_t nlen;
+	ssize_t len;
+
+	len = readlinkat(fd, name, body, sizeof(body) - 1);
+	if (len < 0)
+		return errno != ENOENT; /* cannot tell: fail closed */
+	body[len] = '\0';
+	/* A log written to the reader's output (access.log -> /dev/stdout,
+	 * a container's logging pattern) is no name a tool reads unasked. */
+	nlen = strlen(name);
+	if ((strcmp(body, "/dev/stdout") == 0 || strcmp(body, "/dev/stderr") == 0) && nlen > 4 &&
+	    strcmp(name + nlen - 4, ".log") == 0)
+		return false;
+	if (strncmp(body, "/dev/std", 8) == 0 || strncmp(body, "/dev/fd", 7) == 0 || strncmp(body, "/proc/", 6) == 0)
+		return true;
+	/* Where it leads, followed: nowhere (dangling) is nothing to open. */
+	if (fstatat(fd, name, &st, 0) < 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+		return false;
+	return !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
+}
+
 static void check_work_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		const char *why = "a FIFO, socket or device node made in the session (the host's git status, editors "
+				  "and shell prompts that open it by name wait for ever)";
 		struct statx sx;
 
-		if (ents[i].type == DT_DIR || ents[i].type == DT_REG || ents[i].type == DT_LNK ||
-		    gg_quarantined(g, fd, ents[i].name, false))
+		if (ents[i].type == DT_DIR || ents[i].type == DT_REG || gg_quarantined(g, fd, ents[i].name, false))
 			continue;
 		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
 			if (errno != ENOENT)
 				gg_report_error(g, g->path, ents[i].name, "cannot check (a FIFO or socket?)", errno);
 			continue;
 		}
-		if (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) || S_ISLNK(sx.stx_mode) ||
-		    !gg_ts_fresh(g, &sx.stx_ctime))
+		if (S_ISLNK(sx.stx_mode)) {
+			/* new in the session as gg_check_links_out() tells it */
+			if ((!gg_ts_fresh(g, &sx.stx_ctime) && (g->before == NULL || gg_link_old(g, fd, ents[i].name))) ||
+			    !link_to_odd(fd, ents[i].name))
+				continue;
+			why = "a symbolic link made in the session to a device, FIFO or socket (the host's tools that "
+			      "read it by name read for ever or wait on the terminal)";
+		} else if (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) || !gg_ts_fresh(g, &sx.stx_ctime)) {
 			continue;
-		gg_quarantine(g, fd, g->path, ents[i].name,
-			      "a FIFO, socket or device node made in the session (the host's git status, editors and "
-			      "shell prompts that open it by name wait for ever)");
+		}
+		gg_quarantine(g, fd, g->path, ents[i].name, why);
 		/* Gone: no row check of it after this. */
 		ents[i].how = CTL_NONE;
 	}

@@ -2548,6 +2548,50 @@ static void test_work_tree_fifos(void)
 }
 
 /*
+ * Review of round 45: the FIFO's family through a symbolic link. A link
+ * made in the session at a name the host's tools open, to a device that
+ * reading never ends or waits on (ln -s /dev/zero package.json, /dev/tty
+ * at .editorconfig, /dev/stdin, a relative ../../dev/full), stayed:
+ * linkout.c lets a link to those devices stay (writing there does
+ * nothing), check_work_odd() looked at the entry's own type only. A
+ * prompt or an editor reading package.json read zeros until its memory
+ * ran out; one reading .editorconfig through /dev/tty or /dev/stdin
+ * waited on the user's terminal (.prettierrc -> /dev/stderr too). Now
+ * moved aside; a link to /dev/null (a read ends at once), a NAME.log to
+ * /dev/stdout (a log's usual link) and one the user had before stay,
+ * unnamed.
+ */
+static void test_work_tree_device_links(void)
+{
+	static const char *const want[] = {"/work/package.json: ", "/work/.editorconfig: ",
+					   "/work/sub/Cargo.toml: ", "/work/sub/pyproject.toml: ", "/work/.prettierrc: ",
+					   NULL};
+	static const char host[] =
+		"cd work; [ \"$(head -c 1000000 package.json 2>/dev/null | wc -c)\" -ge 1000000 ] && touch \"$M/endless\"; "
+		"for f in package.json .editorconfig sub/Cargo.toml sub/pyproject.toml; do "
+		"[ -L \"$f\" ] && touch \"$M/$(echo \"$f\" | tr / -)\"; done; true";
+	struct gcase c;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(run_case(&c, "ln -s /dev/zero work/old.zero", NULL, NULL,
+				 "mkdir -p sub && ln -s /dev/zero package.json && ln -s /dev/tty .editorconfig && "
+				 "ln -s /dev/stdin sub/Cargo.toml && ln -s ../../../../../../../../../../dev/full "
+				 "sub/pyproject.toml && ln -s /dev/null .npmrc.off && ln -s /dev/stderr .prettierrc && "
+				 "ln -s /dev/stdout access.log && echo done",
+				 host) == 0);
+	ROW(test_has(c.out, "done"), "the session could not make its links: %s", test_nz(c.err));
+	expect_safe(&c, want);
+	ROW(markers(&c)[0] == '\0', "the session's links to endless devices stayed: %s", markers(&c));
+	ROW(exists(&c, "work/.npmrc.off") && !test_has(c.err, ".npmrc.off"),
+	    "a link to /dev/null, whose read ends at once, was moved or named: %s", test_nz(c.err));
+	ROW(exists(&c, "work/access.log") && !test_has(c.err, "access.log"),
+	    "a log linked to /dev/stdout (a container's pattern) was moved or named: %s", test_nz(c.err));
+	ROW(exists(&c, "work/old.zero") && !test_has(c.err, "old.zero"),
+	    "the user's own link, older than the session, was moved or named: %s", test_nz(c.err));
+	gcase_free(&c);
+}
+
+/*
  * A protected file reached through a hard link (the attacker of round 38
  * tried it, held, no test): the user's hook is a hard link of a tracked
  * scripts/pre-commit (`ln scripts/pre-commit .git/hooks/pre-commit`,
@@ -5599,6 +5643,8 @@ TEST_REGISTRAR(register_gitguard)
 		 test_git_companion_configs);
 	test_add(s, "round 45: FIFOs and sockets made in the work tree (.gitignore, .editorconfig): moved aside",
 		 test_work_tree_fifos);
+	test_add(s, "review of round 45: links made in the work tree to endless devices (/dev/zero, /dev/tty): moved aside",
+		 test_work_tree_device_links);
 	test_add(s, "a hook and a settings file written through hard links: moved aside", test_hard_links);
 	test_add(s, "more hook managers' configs (CaptainHook, GrumPHP, rusty-hook, hk, trunk), at the top and nested",
 		 test_more_hook_managers);
