@@ -709,9 +709,24 @@ static void npmrc_normalize(char *p)
  * host's environment at the start (${VAR?}: empty when unset), a relative
  * one against the working directory, as node's path.resolve() leaves them
  * (review43f: a trailing slash or a '..' no longer refuses the run).
+ * A value that does not fit in PATH_MAX, as written, once its ${VAR}s are
+ * put in or once joined to the working directory, refuses the start, as
+ * pnpm-workspace.yaml's (review45v): it had been skipped without a word,
+ * and a run of "./" (which path.resolve() folds away) named a short tree
+ * npm uses that was left writable. The error names the file and the key,
+ * never the value (a ${VAR} may hold anything).
  */
-static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char *val, size_t n,
-		      const char *sub)
+static int npmrc_long(const char *file, const char *key, const char *what)
+{
+	log_warnx("%s: its %s= value is longer than PATH_MAX %s, so the tree npm or pnpm would take as its "
+		  "cache (which holds the programs npx and `pnpm dlx` run) is unknown: not started; shorten the "
+		  "value",
+		  file, key, what);
+	return -1;
+}
+
+static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char *file, const char *key,
+		      const char *val, size_t n, const char *sub)
 {
 	char path[PATH_MAX], out[PATH_MAX];
 	size_t o = 0;
@@ -723,12 +738,15 @@ static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char
 		n -= 2;
 	}
 	if (n >= sizeof(path))
-		return 0;
+		return npmrc_long(file, key, "as written");
 	memcpy(path, val, n);
 	path[n] = '\0';
-	for (const char *c = path; *c != '\0' && o + 1 < sizeof(out);) {
+	for (const char *c = path; *c != '\0';) {
 		const char *end, *v = NULL;
-		char name[128];
+		char name[PATH_MAX];
+
+		if (o + 1 >= sizeof(out))
+			return npmrc_long(file, key, "once its ${VAR}s are put in");
 
 		if (c == path && c[0] == '~' && (c[1] == '/' || c[1] == '\0')) {
 			v = h->home;
@@ -756,8 +774,11 @@ static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char
 		}
 		if (v == NULL)
 			return 0;
-		for (; *v != '\0' && o + 1 < sizeof(out); v++)
+		for (; *v != '\0'; v++) {
+			if (o + 1 >= sizeof(out))
+				return npmrc_long(file, key, "once its ${VAR}s are put in");
 			out[o++] = *v;
+		}
 	}
 	out[o] = '\0';
 	/* A relative value: npm resolves it against its working directory
@@ -765,13 +786,13 @@ static int npmrc_tree(struct run_plan *pl, const struct plan_host *h, const char
 	if (out[0] != '/' && out[0] != '\0' && h->cwd != NULL && h->cwd[0] == '/') {
 		if (snprintf(path, sizeof(path), "%s/%s", h->cwd, out) >= (int)sizeof(path) ||
 		    snprintf(out, sizeof(out), "%s", path) >= (int)sizeof(out))
-			return 0;
+			return npmrc_long(file, key, "once joined to the working directory");
 	}
 	if (out[0] != '/')
 		return 0;
 	npmrc_normalize(out);
 	if (snprintf(path, sizeof(path), "%s/%s", strcmp(out, "/") == 0 ? "" : out, sub) >= (int)sizeof(path))
-		return 0;
+		return npmrc_long(file, key, "once its tree's name is added");
 	if (strv_add_unique(&pl->protect, path) < 0 || strv_add_unique(&pl->scratch, path) < 0)
 		return -1;
 	return 0;
@@ -812,9 +833,9 @@ static int npmrc_caches_of(struct run_plan *pl, const struct plan_host *h, const
 				while (v < n && (line[v] == ' ' || line[v] == '\t'))
 					v++;
 				if (key == 5 && strncmp(line + k, "cache", 5) == 0)
-					rc = npmrc_tree(pl, h, line + v, n - v, "_npx");
+					rc = npmrc_tree(pl, h, path, "cache", line + v, n - v, "_npx");
 				else if (key == 9 && strncmp(line + k, "cache-dir", 9) == 0)
-					rc = npmrc_tree(pl, h, line + v, n - v, "dlx");
+					rc = npmrc_tree(pl, h, path, "cache-dir", line + v, n - v, "dlx");
 			}
 		}
 		line = nl != NULL ? nl + 1 : NULL;
@@ -835,7 +856,10 @@ static int each_dir_up(struct run_plan *pl, const struct plan_host *h,
 	if (h->cwd == NULL || h->cwd[0] != '/' || strlen(h->cwd) >= sizeof(dir))
 		return 0;
 	strcpy(dir, h->cwd);
-	for (unsigned depth = 0; depth < 128; depth++) {
+	/* up to the root, however deep: each turn cuts a component (a cap
+	 * of 128 had left the .npmrc of a project above a deeper working
+	 * directory unread) */
+	for (;;) {
 		char *slash;
 
 		if (fn(pl, h, dir) < 0)

@@ -5339,6 +5339,83 @@ static void test_npmrc_caches_read_as_npm(void)
 }
 
 /*
+ * Round 46 (the family "a path the launcher must protect that it cannot
+ * resolve is skipped without a word"): npmrc_tree() returned 0 on a
+ * cache= value longer than PATH_MAX, as written, once its ${VAR}s were put
+ * in or once joined to the working directory. npm's path.resolve() folds
+ * a run of "./" away, so such a value names a short tree npm uses, left
+ * writable: npx runs what the sandbox put in its _npx. Now each refuses
+ * the start, naming the file and the key, never the value. And the
+ * .npmrc files above the working directory were read only 128 levels up:
+ * a project's, above a deeper working directory, was never read.
+ */
+static void test_npmrc_long_values(void)
+{
+	char h[PATH_MAX], pol[PATH_MAX], sc[PATH_MAX], cwd[PATH_MAX], deep[PATH_MAX], e1[3 * PATH_MAX];
+	char *rc = malloc(3 * PATH_MAX), *out = NULL, *err = NULL;
+	const char *env[2] = {e1, NULL};
+	size_t o = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(rc != NULL);
+	CU_ASSERT_FATAL(mkdirs("work/c46l/_npx/0a") == 0 && mkdirs("home46l/.cache/dp46/_npx/0b") == 0 &&
+			write_policy("home46l.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\", "
+				     "\"%1$s/home46l/.cache\"]\n") == 0);
+	/* (1) as written: cache=././.../c46l, 4,206 bytes */
+	o = (size_t)sprintf(rc, "cache=");
+	for (int i = 0; i < 2100; i++)
+		o += (size_t)sprintf(rc + o, "./");
+	sprintf(rc + o, "c46l\n");
+	CU_ASSERT_FATAL(mkfile(at(h, "work/.npmrc"), rc) == 0);
+	st = run_fsh("home46l", NULL, NULL, NULL, "home46l.yaml", "mkdir -p c46l/_npx/9a 2>/dev/null; echo w1=$?\n",
+		     &out, &err);
+	ROW(st != 0 && !exists("work/c46l/_npx/9a") && test_has(err, "/work/.npmrc: its cache= value is longer than PATH_MAX as written"),
+	    "a cache= of 4,206 bytes (./ runs) started, its _npx writable: status %d, %s %s", st, test_nz(out),
+	    test_nz(err));
+	ROW(!test_has(err, "././."), "the error showed the value: %s", test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* (2) once its ${VAR}s are put in: cache-dir=${X46L}/c46l, X46L a
+	 * run of "/." of 4,200 bytes */
+	o = (size_t)sprintf(e1, "X46L=");
+	for (int i = 0; i < 2100; i++)
+		o += (size_t)sprintf(e1 + o, "/.");
+	CU_ASSERT_FATAL(mkfile(at(h, "work/.npmrc"), "cache-dir=${X46L}/c46l\n") == 0);
+	st = run_fsh("home46l", NULL, env, NULL, "home46l.yaml", "echo started\n", &out, &err);
+	ROW(st != 0 && !test_has(out, "started") &&
+		    test_has(err, "its cache-dir= value is longer than PATH_MAX once its ${VAR}s are put in"),
+	    "a cache-dir=${VAR} of 4,200 bytes started: status %d, %s %s", st, test_nz(out), test_nz(err));
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* (3) a working directory 140 levels below the project's .npmrc */
+	CU_ASSERT_FATAL(mkfile(at(h, "work/.npmrc"), "cache=~/.cache/dp46\n") == 0);
+	o = (size_t)snprintf(deep, sizeof(deep), "work/dp46");
+	for (int i = 0; i < 140; i++)
+		o += (size_t)snprintf(deep + o, sizeof(deep) - o, "/d");
+	CU_ASSERT_FATAL(mkdirs(deep) == 0);
+	snprintf(sc, sizeof(sc), "%s/scripts/deep46.sh", root);
+	CU_ASSERT_FATAL(mkfile(sc, "mkdir -p ~/.cache/dp46/_npx/9b 2>/dev/null; echo w3=$?\n") == 0);
+	{
+		struct test_sbx_run r = {at(cwd, deep), at(h, "home46l"), NULL, at(pol, "home46l.yaml"), sc, NULL, NULL};
+
+		st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	}
+	ROW(st == 0 && test_has(out, "w3=") && !exists("home46l/.cache/dp46/_npx/9b"),
+	    "the .npmrc 141 levels above the working directory was not read: its _npx was writable: status %d, "
+	    "%s %s",
+	    st, test_nz(out), test_nz(err));
+	free(out);
+	free(err);
+	free(rc);
+	drop("work/.npmrc");
+	test_rmtree(at(h, "work/dp46"));
+	test_rmtree(at(h, "work/c46l"));
+}
+
+/*
  * allowWrite naming a file (round 31's helper found it): the workspace
  * rows were joined to it as to a directory, and each one's nearest
  * existing part, the file itself, was covered read-only (118 mounts);
@@ -6217,6 +6294,9 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
 		    "$npm_config_globalconfig, ${VAR?}, a relative cache=)",
 		 test_npmrc_caches_read_as_npm);
+	test_add(s, "round 46: an npmrc cache= longer than PATH_MAX (as written, with its ${VAR}s, joined) refuses the "
+		    "start; the .npmrc of a project 141 levels up is read",
+		 test_npmrc_long_values);
 	test_add(s, "review43f: a project's .local.vimrc and _vimrc_local.vim (vim-localrc, local_vimrc): read-only",
 		 test_local_vimrc_names);
 }
