@@ -208,11 +208,7 @@ static int suite_init(void)
 
 static int suite_cleanup(void)
 {
-	if (ready)
-		test_rmtree(root);
-	free(root);
-	root = NULL;
-	ready = false;
+	test_root_done(&root, &ready);
 	return 0;
 }
 

@@ -264,6 +264,15 @@ void test_rmtree(const char *path)
 		nftw(path, rmtree_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void test_root_done(char **root, bool *ready)
+{
+	if (*ready)
+		test_rmtree(*root);
+	free(*root);
+	*root = NULL;
+	*ready = false;
+}
+
 int test_write_file(const char *path, const char *data, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -76,6 +76,10 @@ const char *test_srcdir(void);
  * may remove the tree with test_rmtree(). */
 char *test_mkdtemp(void);
 void test_rmtree(const char *path);
+/* A suite's end of its test_mkdtemp() root: removes the tree when
+ * *ready (a suite that did not get ready leaves it for a look), frees
+ * the string, sets *root to NULL and *ready to false. */
+void test_root_done(char **root, bool *ready);
 
 /* Writes a file (0600). Returns 0 or -1. */
 int test_write_file(const char *path, const char *data, size_t len);
