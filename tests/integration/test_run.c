@@ -1534,6 +1534,24 @@ static void test_token_injected(void)
 /* As an unprivileged user                                              */
 /* ------------------------------------------------------------------ */
 
+/* uid 65534's copy of the binary, root/dir/passavant into bin (PATH_MAX
+ * bytes): the clone may live where that user cannot reach (Debian's
+ * /root is 0700). false, the test skipped, where the runner is not root
+ * or has no setpriv to become that user. */
+static bool nobody_bin(const char *dir, char *bin)
+{
+	char d[PATH_MAX];
+
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to become uid 65534");
+		return false;
+	}
+	CU_ASSERT_FATAL(mkdir(at(d, dir), 0755) == 0);
+	CU_ASSERT_FATAL(snprintf(bin, PATH_MAX, "%s/passavant", d) < PATH_MAX);
+	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), bin, 0755) == 0);
+	return true;
+}
+
 static void test_unprivileged(void)
 {
 	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
@@ -1543,15 +1561,8 @@ static void test_unprivileged(void)
 	int st;
 
 	SKIP_IF_NEEDED();
-	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
-		TEST_SKIP("needs root and setpriv to become uid 65534");
+	if (!nobody_bin("u-bin", ubin))
 		return;
-	}
-	/* uid 65534 runs a copy of the binary from the test tree: the clone
-	 * may live where that user cannot reach (Debian's /root is 0700). */
-	at(ubin, "u-bin");
-	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
-	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(ubin, "u-bin/passavant"), 0755) == 0);
 	/* A tree owned by 65534: its HOME, work directory, policy. */
 	at(home, "u-home");
 	at(work, "u-work");
@@ -1643,13 +1654,8 @@ static void test_unprivileged_unsearchable_deny(void)
 	int st;
 
 	SKIP_IF_NEEDED();
-	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
-		TEST_SKIP("needs root and setpriv to become uid 65534");
+	if (!nobody_bin("u-bin-lk", ubin))
 		return;
-	}
-	at(ubin, "u-bin-lk");
-	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
-	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(ubin, "u-bin-lk/passavant"), 0755) == 0);
 	at(dir, "u-lk");
 	at(pol, "u-lk-policy.yaml");
 	snprintf(text, sizeof(text),
@@ -1665,7 +1671,6 @@ static void test_unprivileged_unsearchable_deny(void)
 	/* HOME elsewhere: its entries are read-only inside (no chmod). */
 	CU_ASSERT_FATAL(mkdir(at(buf, "u-lk-home"), 0755) == 0 && chown(buf, 65534, 65534) == 0);
 	snprintf(henv, sizeof(henv), "HOME=%s", buf);
-	at(ubin, "u-bin-lk/passavant");
 	{
 		char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-C", dir,
 				 henv, "PATH=" SAFE_PATH, "TMPDIR=/tmp", ubin, "run", "-p", pol, "--", "sh", "-c",
