@@ -215,12 +215,22 @@ static bool is_way_dir(const struct sbx_unseen *u, const struct stat *st)
  * itself and every new entry the listing leaves out (review of round 40:
  * with / mounted a second time, a store the host made during the session
  * was read). 0 or -1 with err set. */
+static int grant_fd(int rs, int fd, const char *p, char *err, size_t errlen)
+{
+	struct landlock_path_beneath_attr pb = { .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE, .parent_fd = fd };
+
+	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		errbuf_set_errno(err, errlen, errno, "cannot add the Landlock rule for %s", p);
+		return -1;
+	}
+	return 0;
+}
+
 static int grant(const struct sbx_unseen *u, int rs, int dfd, const char *name, const char *p,
 		 unsigned char type, char *err, size_t errlen)
 {
-	struct landlock_path_beneath_attr pb = { .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE };
 	struct stat st;
-	int fd;
+	int fd, rc;
 
 	if (type == DT_LNK)
 		return 0;
@@ -242,14 +252,9 @@ static int grant(const struct sbx_unseen *u, int rs, int dfd, const char *name, 
 			return 0;
 		}
 	}
-	pb.parent_fd = fd;
-	if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
-		errbuf_set_errno(err, errlen, errno, "cannot add the Landlock rule for %s", p);
-		(void)close(fd);
-		return -1;
-	}
+	rc = grant_fd(rs, fd, p, err, errlen);
 	(void)close(fd);
-	return 0;
+	return rc;
 }
 
 /* Grants every entry of dir except those of the plan's lists. */
@@ -266,13 +271,20 @@ static int grant_entries(const struct sbx_plan *pl, int rs, const char *dir, cha
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0; /* not in the sandbox's view */
 		if (errno == EACCES) {
-			/* Searchable, not listable (a 0711 directory of
-			 * another user): what lies in it stays readable as
-			 * the mounts say, new entries too. */
+			/* Not listable (a 0711 directory of another user),
+			 * or not even searchable (a 0700 home of another
+			 * user, where root's launcher in its user namespace
+			 * has no override for an unmapped owner): what lies
+			 * in it stays readable as the mounts and the modes
+			 * say, new entries too. The directory's own
+			 * descriptor is granted: an openat() of "." in it
+			 * needs the search right a 0700 one does not give
+			 * (round 46: every start as root was refused while
+			 * another user's home was 0700). */
 			dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (dfd >= 0) {
 				/* granted whole, as before: no way check */
-				int rc = grant(NULL, rs, dfd, ".", dir, DT_DIR, err, errlen);
+				int rc = grant_fd(rs, dfd, dir, err, errlen);
 
 				(void)close(dfd);
 				return rc;

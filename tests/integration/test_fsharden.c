@@ -5335,6 +5335,41 @@ static void test_npmrc_caches_read_as_npm(void)
 }
 
 /*
+ * Round 46 (lead): as root, a denied path inside a directory of another
+ * user that is not even searchable (a 0700 home, as Fedora and newer
+ * Ubuntu make them): the launcher's user namespace maps root only, so
+ * it has no override there, and unseen.c's fallback for a directory it
+ * cannot list opened "." in it, which needs that search right. Every
+ * start was refused ("cannot open ... for the Landlock rules") while
+ * one such directory held a denied path. It starts now, and what lies
+ * inside stays out of reach.
+ */
+static void test_unsearchable_other_dir(void)
+{
+	char buf[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("needs root to make a directory of another user");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdirs("o46/.ssh") == 0 && mkfile(at(buf, "o46/.ssh/id_o46"), "O46-KEY\n") == 0 &&
+			write_policy("o46.yaml", "filesystem:\n  allowWrite: [\"%1$s/work\"]\n"
+				     "  denyRead: [\"%1$s/o46/.ssh\", \"%1$s/o46/.netrc\"]\n") == 0);
+	CU_ASSERT_FATAL(chown(at(buf, "o46/.ssh/id_o46"), 65534, 65534) == 0 &&
+			chown(at(buf, "o46/.ssh"), 65534, 65534) == 0 && chown(at(buf, "o46"), 65534, 65534) == 0 &&
+			chmod(buf, 0700) == 0);
+	st = run_fsh("home", NULL, NULL, NULL, "o46.yaml", "echo started; cat ../o46/.ssh/id_o46\n", &out, &err);
+	ROW(st != 125 && test_has(out, "started"), "a 0700 directory of another user refused the start: %d, %s %s",
+	    st, test_nz(out), test_nz(err));
+	ROW(!test_has(out, "O46-KEY"), "the key in it was read: %s", test_nz(out));
+	(void)chmod(at(buf, "o46"), 0755);
+	free(out);
+	free(err);
+}
+
+/*
  * Round 46 (the family "a path the launcher must protect that it cannot
  * resolve is skipped without a word"): npmrc_tree() returned 0 on a
  * cache= value longer than PATH_MAX, as written, once its ${VAR}s were put
@@ -6290,6 +6325,8 @@ TEST_REGISTRAR(register_fsharden)
 	test_add(s, "review43f: npmrc caches read as npm and pnpm do (a trailing slash, '..', pnpm's global rc, "
 		    "$npm_config_globalconfig, ${VAR?}, a relative cache=)",
 		 test_npmrc_caches_read_as_npm);
+	test_add(s, "round 46: as root, a denied path in another user's 0700 directory: started, out of reach",
+		 test_unsearchable_other_dir);
 	test_add(s, "round 46: an npmrc cache= longer than PATH_MAX (as written, with its ${VAR}s, joined) refuses the "
 		    "start; the .npmrc of a project 141 levels up is read",
 		 test_npmrc_long_values);
