@@ -783,13 +783,35 @@ static void fs_mandatory(struct ldr *l, const struct policy_host *h)
 			  err);
 		return;
 	}
+	/* Round 46: a home that is / (HOME=/, what a container run with
+	 * --user of a uid the password database does not name gets; the
+	 * database's home of systemd-network and other daemons) made the
+	 * home rows the system's own directories (~/bin is /bin): the start
+	 * was refused over a hard link of the dynamic loader that /usr/bin's
+	 * links lead to, a message that says nothing of why. */
+	if (strcmp(home, "/") == 0) {
+		ldr_error(l, (struct policy_mark){0, 0},
+			  "the home directory is / (HOME=/, as a container run with --user of a uid the password "
+			  "database does not name has): the credential stores and start-up files passavant denies "
+			  "in a home would be the system's own directories (~/bin is /bin); expected a home of the "
+			  "user's own: set HOME to one (HOME=$(mktemp -d) passavant run ...)");
+		free(home);
+		return;
+	}
 	fs_home_denies(l, h, home);
 	/* "~" follows $HOME, which is only an environment variable: run with
 	 * HOME=/somewhere/else, the real stores in the home directory of the
 	 * password database would be left open. Deny them there too. */
 	if (h->pw_home != NULL && h->pw_home[0] == '/') {
 		char *pwhome = ldr_path_resolve(h->pw_home, NULL, NULL, &err);
-		if (pwhome != NULL && strcmp(pwhome, home) != 0)
+
+		if (pwhome != NULL && strcmp(pwhome, "/") == 0)
+			ldr_error(l, (struct policy_mark){0, 0},
+				  "the password database gives / as this user's home (a daemon's account): "
+				  "programs that read it rather than $HOME (ssh) would read their stores and "
+				  "start-up files in the system's own directories, which passavant cannot deny as a "
+				  "home's; expected a user with a home of its own: run passavant as one");
+		else if (pwhome != NULL && strcmp(pwhome, home) != 0)
 			fs_home_denies(l, h, pwhome);
 		free(pwhome);
 	}

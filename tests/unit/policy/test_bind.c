@@ -105,6 +105,48 @@ static void test_pure_forms(void)
 	policy_free(p);
 }
 
+/* Round 46: a home that is / ($HOME=/ in a container run with --user,
+ * the database's / of a daemon's account) binds no policy: its rows
+ * would be the system's own directories (~/bin is /bin), and the start
+ * was refused over a hard link of the loader with nothing said of why.
+ * Each is an error naming the home; "//" and "/." are / too. */
+static void test_bound_root_home(void)
+{
+	static const char *const homes[] = {"/", "//", "/.", "/h/..", NULL};
+	struct policy_host h = fake;
+	char *text = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; homes[i] != NULL; i++) {
+		policy_t *p = load_pure("filesystem:\n  allowWrite: [.]\n");
+		FILE *f = open_memstream(&text, &len);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		h.home = homes[i];
+		h.pw_home = "/pw/u";
+		CU_ASSERT_NOT_EQUAL(policy_bind(p, &h, f), 0);
+		CU_ASSERT_EQUAL(fclose(f), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, "the home directory is / (HOME=/"));
+		free(text);
+		text = NULL;
+		policy_free(p);
+	}
+	/* HOME is the user's own, the database says / */
+	{
+		policy_t *p = load_pure("filesystem:\n  allowWrite: [.]\n");
+		FILE *f = open_memstream(&text, &len);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		h.home = "/h/u";
+		h.pw_home = "/";
+		CU_ASSERT_NOT_EQUAL(policy_bind(p, &h, f), 0);
+		CU_ASSERT_EQUAL(fclose(f), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, "the password database gives / as this user's home"));
+		free(text);
+		policy_free(p);
+	}
+}
+
 /* After binding: absolute paths, the mandatory denies of this machine. */
 static void test_bound(void)
 {
@@ -501,5 +543,6 @@ TEST_REGISTRAR(register_policy_bind)
 	test_add(s, "a moved store that holds the working directory is an error",
 		 test_bound_relocated_errors);
 	test_add(s, "the host's own secrets and /root", test_bound_system);
+	test_add(s, "round 46: a home that is / binds no policy, with an error naming it", test_bound_root_home);
 	test_add(s, "files that credential variables name", test_bound_credential_vars);
 }
