@@ -85,12 +85,17 @@ session_t *session_new(const char *dir)
 		if (tmp == NULL || tmp[0] != '/')
 			tmp = "/tmp";
 		if (snprintf(path, sizeof(path), "%s/passavant-XXXXXX", tmp) >= (int)sizeof(path)) {
-			log_warnx("session directory: $TMPDIR too long");
+			log_warnx("cannot make the session directory (the CA, the policy's secrets): $TMPDIR is "
+				  "longer than PATH_MAX; set TMPDIR to a shorter directory, or unset it for /tmp");
 			goto fail;
 		}
 		/* mkdtemp creates it 0700. */
 		if (mkdtemp(path) == NULL) {
-			log_warn("session directory %s", path);
+			int e = errno;
+
+			log_warnx("cannot make the session directory %s (the CA, the policy's secrets): %s; "
+				  "set TMPDIR to an existing directory of your own, or unset it for /tmp",
+				  path, strerror(e));
 			goto fail;
 		}
 		s->dir = strdup(path);

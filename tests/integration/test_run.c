@@ -1530,6 +1530,30 @@ static void test_token_injected(void)
 	free(err);
 }
 
+/* Round 46 (lead): a $TMPDIR that does not exist (a CI image's, a
+ * container's) refused the start with "session directory PATH: No such
+ * file or directory": what, and not what to do. The line says what the
+ * directory is for and to set TMPDIR to an existing one or unset it. */
+static void test_tmpdir_missing(void)
+{
+	char t[PATH_MAX + 16], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	snprintf(t, sizeof(t), "TMPDIR=%s/missing46/tmp", root);
+	{
+		char *argv[] = {"env", t, (char *)test_passavant_bin(), "run", "-p", p_policy, "--", "true", NULL};
+
+		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	}
+	ROW(st == 125 && test_has(err, "cannot make the session directory ") &&
+		    test_has(err, "/missing46/tmp/passavant-") &&
+		    test_has(err, "set TMPDIR to an existing directory of your own, or unset it for /tmp"),
+	    "a missing TMPDIR: status %d, %s", st, test_nz(err));
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------------ */
 /* As an unprivileged user                                              */
 /* ------------------------------------------------------------------ */
@@ -2635,6 +2659,7 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "proxy: sentinels in env and files/, no real value, temp dir removed",
 		 test_proxy_session_masks);
 	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
+	test_add(s, "round 46: a missing TMPDIR: 125, the line says what to do", test_tmpdir_missing);
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
 	test_add(s, "review 44d: as uid 65534, a denyRead path below an unsearchable directory of its own: refused",
 		 test_unprivileged_unsearchable_deny);
