@@ -90,16 +90,81 @@ static void before_nft_fork(void *arg)
 	meanwhile_join(arg);
 }
 
+/* The number in the /proc/sys file path, or -1 (absent, unreadable). */
+static long sysctl_num(const char *path)
+{
+	char buf[32];
+	long v = -1;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n > 0) {
+		char *end;
+
+		buf[n] = '\0';
+		v = strtol(buf, &end, 10);
+		if (end == buf)
+			v = -1;
+	}
+	return v;
+}
+
+/*
+ * Round 46 (machines unlike ours): why this machine refuses namespaces,
+ * and what to do, after the message of a refused clone (e, its errno)
+ * or, e == 0, of a child that failed with one. "No space left on
+ * device" and "Operation not permitted" said neither. AppArmor's
+ * restriction (Ubuntu 23.10 and later) lets the clone succeed with no
+ * capability inside: the child's first mount then fails.
+ */
+static void ns_hint(int e, char *err, size_t errlen)
+{
+	if (e == ENOSPC) {
+		if (sysctl_num("/proc/sys/user/max_user_namespaces") == 0)
+			errbuf_append(err, errlen,
+				      "; user namespaces are turned off here (user.max_user_namespaces is 0): as root, "
+				      "sysctl -w user.max_user_namespaces=15000, or run passavant where they are allowed");
+		else
+			errbuf_append(err, errlen,
+				      "; the limit of user namespaces is reached (user.max_user_namespaces, here or in "
+				      "a namespace above): end other sandboxes or raise the limit");
+	} else if (e == EPERM) {
+		if (geteuid() != 0 && sysctl_num("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+			errbuf_append(err, errlen,
+				      "; unprivileged user namespaces are turned off (kernel.unprivileged_userns_clone "
+				      "is 0): as root, sysctl -w kernel.unprivileged_userns_clone=1");
+		else
+			errbuf_append(err, errlen,
+				      "; a seccomp filter or the container forbids creating namespaces (Docker's "
+				      "default profile does: run the container with --security-opt seccomp=unconfined, "
+				      "or a profile that allows clone and unshare with namespace flags)");
+	} else if (e == 0 && geteuid() != 0 &&
+		   sysctl_num("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
+		errbuf_append(err, errlen,
+			      "; AppArmor restricts unprivileged user namespaces here "
+			      "(kernel.apparmor_restrict_unprivileged_userns is 1): give passavant a profile with "
+			      "\"userns,\" (docs/sandbox.md, \"Machines that restrict namespaces\"), or as root "
+			      "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
+	}
+}
+
 /* The failure message after the child stopped talking: its report when
  * it sent one (it failed first), else what went wrong here (errnum). */
 static void child_failed(struct launch *l, int errnum, const char *what, char *err, size_t errlen)
 {
 	struct sbx_report rep;
 
-	if (read_report(l->errp[0], &rep) == 1)
+	if (read_report(l->errp[0], &rep) == 1) {
 		errbuf_set_errno(err, errlen, 0, "%s", rep.msg);
-	else
+		if (strstr(rep.msg, "Operation not permitted") != NULL || strstr(rep.msg, "Permission denied") != NULL)
+			ns_hint(0, err, errlen);
+	} else {
 		errbuf_set_errno(err, errlen, errnum, "%s", what);
+	}
 }
 
 /*
@@ -129,7 +194,10 @@ static int launch_clone(struct launch *l, struct sbx *s, char *err, size_t errle
 	 * sbx_int.h on allocation in the child). */
 	l->pid = (pid_t)syscall(SYS_clone, SBX_CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, 0);
 	if (l->pid < 0) {
-		errbuf_set_errno(err, errlen, errno, "cannot create namespaces (user, mount, PID, network, IPC, UTS)");
+		int e = errno;
+
+		errbuf_set_errno(err, errlen, e, "cannot create namespaces (user, mount, PID, network, IPC, UTS)");
+		ns_hint(e, err, errlen);
 		return -1;
 	}
 	if (l->pid == 0) {

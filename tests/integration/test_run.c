@@ -1554,6 +1554,34 @@ static void test_tmpdir_missing(void)
 	free(err);
 }
 
+/* Round 46 (lead): a machine with user namespaces turned off
+ * (user.max_user_namespaces = 0, set here in a namespace of the test's
+ * own) refused the start with "No space left on device" and nothing
+ * more. The line says which setting and what to do. */
+static void test_userns_off(void)
+{
+	char cmd[3 * PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (access("/usr/bin/unshare", X_OK) < 0) {
+		TEST_SKIP("needs /usr/bin/unshare");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "echo 0 > /proc/sys/user/max_user_namespaces || exit 9; exec '%s' run -p '%s' -- true",
+		 test_passavant_bin(), p_policy);
+	{
+		char *argv[] = {"/usr/bin/unshare", "-U", "-r", "sh", "-c", cmd, NULL};
+
+		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	}
+	ROW(st == 125 && test_has(err, "No space left on device; user namespaces are turned off here "
+				       "(user.max_user_namespaces is 0): as root, sysctl -w user.max_user_namespaces="),
+	    "user namespaces off: status %d, %s", st, test_nz(err));
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------------ */
 /* As an unprivileged user                                              */
 /* ------------------------------------------------------------------ */
@@ -2660,6 +2688,7 @@ TEST_REGISTRAR(register_run)
 		 test_proxy_session_masks);
 	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
 	test_add(s, "round 46: a missing TMPDIR: 125, the line says what to do", test_tmpdir_missing);
+	test_add(s, "round 46: user namespaces turned off: 125, the line names the setting", test_userns_off);
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
 	test_add(s, "review 44d: as uid 65534, a denyRead path below an unsearchable directory of its own: refused",
 		 test_unprivileged_unsearchable_deny);
