@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,16 +115,14 @@ static long sysctl_num(const char *path)
 }
 
 /*
- * Round 46 (machines unlike ours): why this machine refuses namespaces,
- * and what to do, after the message of a refused clone (e, its errno)
- * or, e == 0, of a child that failed with one. "No space left on
- * device" and "Operation not permitted" said neither. AppArmor's
- * restriction (Ubuntu 23.10 and later) lets the clone succeed with no
- * capability inside: the child's first mount then fails.
+ * Round 46 (machines unlike ours): why this machine refuses the sandbox,
+ * and what to do, after the message of a refused clone (child false, e
+ * its errno) or of a child step refused with e (EACCES, EPERM). "No
+ * space left on device" and "Operation not permitted" said neither.
  */
-static void ns_hint(int e, char *err, size_t errlen)
+static void ns_hint(int e, bool child, char *err, size_t errlen)
 {
-	if (e == ENOSPC) {
+	if (!child && e == ENOSPC) {
 		if (sysctl_num("/proc/sys/user/max_user_namespaces") == 0)
 			errbuf_append(err, errlen,
 				      "; user namespaces are turned off here (user.max_user_namespaces is 0): as root, "
@@ -132,7 +131,7 @@ static void ns_hint(int e, char *err, size_t errlen)
 			errbuf_append(err, errlen,
 				      "; the limit of user namespaces is reached (user.max_user_namespaces, here or in "
 				      "a namespace above): end other sandboxes or raise the limit");
-	} else if (e == EPERM) {
+	} else if (!child && e == EPERM) {
 		if (geteuid() != 0 && sysctl_num("/proc/sys/kernel/unprivileged_userns_clone") == 0)
 			errbuf_append(err, errlen,
 				      "; unprivileged user namespaces are turned off (kernel.unprivileged_userns_clone "
@@ -142,14 +141,39 @@ static void ns_hint(int e, char *err, size_t errlen)
 				      "; a seccomp filter or the container forbids creating namespaces (Docker's "
 				      "default profile does: run the container with --security-opt seccomp=unconfined, "
 				      "or a profile that allows clone and unshare with namespace flags)");
-	} else if (e == 0 && geteuid() != 0 &&
+	} else if (child && e == EACCES && geteuid() == 0) {
+		/* The sandbox's user namespace maps root only: in it, root
+		 * has no override on an unmapped owner's inode, so `sudo
+		 * passavant run` from a project in a 0700 or 0750 home (the
+		 * default of Debian 12's adduser, Fedora, Ubuntu) cannot
+		 * enter the directory it runs in. */
+		errbuf_append(err, errlen,
+			      "; as root, the sandbox cannot enter a directory of another user that others cannot "
+			      "search (a 0700 or 0750 home: its user namespace maps root only, so root has no "
+			      "override there): run passavant as that user (without sudo), or let others search "
+			      "the directories on the way (chmod o+x)");
+	} else if (child && geteuid() != 0 &&
 		   sysctl_num("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
+		/* AppArmor's restriction (Ubuntu 23.10 and later) lets the
+		 * clone succeed with no capability inside: the child's first
+		 * mount is refused. */
 		errbuf_append(err, errlen,
 			      "; AppArmor restricts unprivileged user namespaces here "
 			      "(kernel.apparmor_restrict_unprivileged_userns is 1): give passavant a profile with "
 			      "\"userns,\" (docs/sandbox.md, \"Machines that restrict namespaces\"), or as root "
 			      "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
 	}
+}
+
+/* The child's report of a failed step as the message, with ns_hint()'s
+ * reason where the step was refused. */
+static void report_failed(const struct sbx_report *rep, char *err, size_t errlen)
+{
+	errbuf_set_errno(err, errlen, 0, "%s", rep->msg);
+	if (strstr(rep->msg, "Permission denied") != NULL)
+		ns_hint(EACCES, true, err, errlen);
+	else if (strstr(rep->msg, "Operation not permitted") != NULL)
+		ns_hint(EPERM, true, err, errlen);
 }
 
 /* The failure message after the child stopped talking: its report when
@@ -159,9 +183,7 @@ static void child_failed(struct launch *l, int errnum, const char *what, char *e
 	struct sbx_report rep;
 
 	if (read_report(l->errp[0], &rep) == 1) {
-		errbuf_set_errno(err, errlen, 0, "%s", rep.msg);
-		if (strstr(rep.msg, "Operation not permitted") != NULL || strstr(rep.msg, "Permission denied") != NULL)
-			ns_hint(0, err, errlen);
+		report_failed(&rep, err, errlen);
 	} else {
 		errbuf_set_errno(err, errlen, errnum, "%s", what);
 	}
@@ -197,7 +219,7 @@ static int launch_clone(struct launch *l, struct sbx *s, char *err, size_t errle
 		int e = errno;
 
 		errbuf_set_errno(err, errlen, e, "cannot create namespaces (user, mount, PID, network, IPC, UTS)");
-		ns_hint(e, err, errlen);
+		ns_hint(e, false, err, errlen);
 		return -1;
 	}
 	if (l->pid == 0) {
@@ -353,7 +375,7 @@ static int launch_handshake(struct launch *l, struct sbx *s, char *err, size_t e
 		return -1;
 	}
 	if (rc == 1 && rep.code == 125) {
-		errbuf_set_errno(err, errlen, 0, "%s", rep.msg);
+		report_failed(&rep, err, errlen);
 		return -1;
 	}
 	if (rc == 1) {

@@ -1582,6 +1582,37 @@ static void test_userns_off(void)
 	free(err);
 }
 
+/* Round 46 (lead): `sudo passavant run` from a project in the user's
+ * own 0700 home (Debian 12's adduser makes them so): the sandbox's user
+ * namespace maps root only, root has no override there, and the start
+ * failed with "cannot bind DIR: Permission denied", nothing of why or
+ * what to do. The line says both now. */
+static void test_root_in_other_home(void)
+{
+	char h[PATH_MAX], w[PATH_MAX], *out = NULL, *err = NULL;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	CU_ASSERT_FATAL(mkdir(at(h, "home46o"), 0755) == 0 && mkdir(at(w, "home46o/proj"), 0755) == 0 &&
+			chown(w, 65534, 65534) == 0 && chown(h, 65534, 65534) == 0 && chmod(h, 0700) == 0);
+	{
+		char *argv[] = {"env", "-C", w, (char *)test_passavant_bin(), "run", "-p", p_policy, "--", "true", NULL};
+
+		st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	}
+	ROW(st == 125 && test_has(err, "Permission denied; as root, the sandbox cannot enter a directory of another "
+				       "user that others cannot search") &&
+		    test_has(err, "run passavant as that user (without sudo)"),
+	    "root in another user's 0700 home: status %d, %s", st, test_nz(err));
+	(void)chmod(h, 0755);
+	free(out);
+	free(err);
+}
+
 /* ------------------------------------------------------------------ */
 /* As an unprivileged user                                              */
 /* ------------------------------------------------------------------ */
@@ -2689,6 +2720,8 @@ TEST_REGISTRAR(register_run)
 	s = test_suite("run_unprivileged", suite_init, run_fixtures_down);
 	test_add(s, "round 46: a missing TMPDIR: 125, the line says what to do", test_tmpdir_missing);
 	test_add(s, "round 46: user namespaces turned off: 125, the line names the setting", test_userns_off);
+	test_add(s, "round 46: root in another user's 0700 home: 125, the line says why and what to do",
+		 test_root_in_other_home);
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
 	test_add(s, "review 44d: as uid 65534, a denyRead path below an unsearchable directory of its own: refused",
 		 test_unprivileged_unsearchable_deny);
