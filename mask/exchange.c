@@ -203,6 +203,71 @@ static char *line_end(char *p, char *end)
 	return q != NULL ? q : end;
 }
 
+/* A hex digit's value, or -1. */
+static int url_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/*
+ * Whether p[i, len) begins with the sentinel s[j, slen) in some percent
+ * form (each byte as it is or as %XX in either case, a space also as
+ * '+') with one of its '%' or '#' bytes as it is (raw: one already).
+ * A sentinel's own "%25" read from a "%25" is either its three bytes or
+ * its '%' escaped: both are tried, at most *budget times in all, and
+ * past that the answer is yes (refused: the target is absurd).
+ */
+static bool url_raw_at(const char *p, size_t len, size_t i, const char *s, size_t slen, size_t j, bool raw,
+		       unsigned *budget)
+{
+	int hi, lo;
+
+	while (j < slen && i < len) {
+		unsigned char c = (unsigned char)s[j];
+
+		if (c == '%' && j + 2 < slen && s[j + 1] == '2' && s[j + 2] == '5' && i + 2 < len &&
+		    memcmp(p + i, "%25", 3) == 0) {
+			if ((*budget)-- == 0)
+				return true;
+			if (url_raw_at(p, len, i + 3, s, slen, j + 3, true, budget))
+				return true;
+		}
+		if (p[i] == '%' && i + 2 < len && (hi = url_hex(p[i + 1])) >= 0 && (lo = url_hex(p[i + 2])) >= 0 &&
+		    (unsigned)(hi * 16 + lo) == c) {
+			i += 3;
+		} else if ((unsigned char)p[i] == c || (c == ' ' && p[i] == '+')) {
+			raw = raw || c == '%' || c == '#';
+			i++;
+		} else {
+			return false;
+		}
+		j++;
+	}
+	return j == slen && raw;
+}
+
+/*
+ * Whether the target [p, p + len) holds the sentinel s in a percent form
+ * with one of its '%' or '#' bytes raw (url_raw_at()). Round 46 of the
+ * attack: only the raw sentinel was looked for, so a form escaping the
+ * value's other bytes (its '/') and leaving its '%' raw was swapped, and
+ * the server decoded the real value's %XX. Its %25 and %23 pass.
+ */
+static bool url_raw_form(const char *p, size_t len, const char *s, size_t slen)
+{
+	unsigned budget = 256;
+
+	for (size_t at = 0; at + slen <= len; at++)
+		if ((p[at] == s[0] || p[at] == '%' || (s[0] == ' ' && p[at] == '+')) &&
+		    url_raw_at(p, len, at, s, slen, 0, false, &budget))
+			return true;
+	return false;
+}
+
 /*
  * The request target [p, p + len) with the query set q: a sentinel
  * spelled with escapes no encoder writes (%67hp_) is not substituted but
@@ -231,9 +296,11 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 		size_t slen;
 
 		/* not x->counts[i]: that search decodes the target, and a
-		 * sentinel's own '%' before two hex digits hides it there */
+		 * sentinel's own '%' before two hex digits hides it there;
+		 * every form with such a '%' raw (round 46), not only the
+		 * raw sentinel */
 		if (!q->inject[i] || !mask_table_value_url_raw(x->t, i) ||
-		    mask_table_value_name(x->t, i, &sent, &slen) == NULL || memmem(p, len, sent, slen) == NULL)
+		    mask_table_value_name(x->t, i, &sent, &slen) == NULL || !url_raw_form(p, len, sent, slen))
 			continue;
 		*url_raw = true;
 		return (long)i;

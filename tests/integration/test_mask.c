@@ -3427,6 +3427,103 @@ static void test_query_url_raw(void)
 }
 
 /*
+ * Round 46 of the attack (proxy): round 45 refused a raw sentinel in the
+ * target when its value holds a %XX escape, by looking for the sentinel
+ * as it is. Its value's other escapable bytes (a '/') give it percent
+ * forms that escape those and leave its '%' raw: the raw check did not
+ * see them, the form was swapped for the real value's same form, and
+ * the upstream's decoder read the real value's own %4A as 'J' (an echo
+ * hands it back decoded, no form the re-masker knows). Every form with
+ * a raw '%' of the value is refused now; the one with it escaped still
+ * goes (swapped).
+ */
+static void test_query_url_raw_mix(void)
+{
+	char val[80], envv[96], sent[80], target[320], form[240], want[240], *out = NULL, *rec, *env, path[4200];
+	struct px p;
+	size_t mark;
+
+	snprintf(val, sizeof(val), "hq_%.16s%%4A%.16s/%.6s", tok_real + 4, tok_real + 20, tok_real + 8);
+	snprintf(envv, sizeof(envv), "PV_HASH=%s", val);
+	CU_ASSERT_FATAL(px_start_env(&p, envv,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: PV_HASH, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query]}\n",
+				     dir) == 0);
+	snprintf(path, sizeof(path), "%s/env", p.t.session);
+	env = test_read_file(path, NULL);
+	sent[0] = '\0';
+	ROW(test_env_export(env, "PV_HASH", sent, sizeof(sent)) && strlen(sent) == strlen(val) &&
+		    strchr(sent, '%') != NULL && strchr(sent, '/') != NULL,
+	    "no PV_HASH sentinel with its '%%' and '/' in %s", path);
+	free(env);
+	/* Forms with the value's '%' raw: '/' escaped (upper, lower hex),
+	 * '/' and a letter escaped, the '%' raw after an escaped letter. */
+	for (int row = 0; row < 4 && strlen(sent) == strlen(val); row++) {
+		size_t n = 0;
+
+		for (size_t k = 0; sent[k] != '\0'; k++) {
+			if (sent[k] == '/')
+				n += (size_t)snprintf(form + n, sizeof(form) - n, "%s", row == 1 ? "%2f" : "%2F");
+			else if ((row == 2 && k == 0) || (row == 3 && sent[k + 1] == '%'))
+				n += (size_t)snprintf(form + n, sizeof(form) - n, "%%%02X", (unsigned)(unsigned char)sent[k]);
+			else
+				n += (size_t)snprintf(form + n, sizeof(form) - n, "%c", sent[k]);
+		}
+		mark = test_file_size(rec_tls);
+		snprintf(target, sizeof(target), "/echo?k=%s&z=%d", form, row);
+		{
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
+					p.t.trust, target, NULL};
+
+			(void)runv(&out, argv);
+		}
+		ROW(out != NULL && strstr(out, "HTTP/1.1 403 ") != NULL && strstr(out, "stands unencoded") != NULL,
+		    "row %d: a sentinel whose value holds %%XX, its '%%' raw in a percent form (%s), was not refused: "
+		    "%.400s",
+		    row, form, test_nz(out));
+		free(out);
+		out = NULL;
+		rec = test_file_since(rec_tls, mark);
+		ROW(rec == NULL || strstr(rec, "/echo?k=") == NULL, "row %d: the target went up: %.300s", row,
+		    test_nz(rec));
+		free(rec);
+	}
+	/* Its '%' escaped, the '/' raw: swapped, as round 45 swaps the form
+	 * with every escape. */
+	if (strlen(sent) == strlen(val)) {
+		size_t n = 0, m = 0;
+
+		for (size_t k = 0; sent[k] != '\0'; k++)
+			n += (size_t)snprintf(form + n, sizeof(form) - n, sent[k] == '%' ? "%%25" : "%c", sent[k]);
+		for (size_t k = 0; val[k] != '\0'; k++)
+			m += (size_t)snprintf(want + m, sizeof(want) - m, val[k] == '%' ? "%%25" : "%c", val[k]);
+		mark = test_file_size(rec_tls);
+		snprintf(target, sizeof(target), "/echo?k=%s&z=9", form);
+		{
+			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
+					p.t.trust, target, NULL};
+
+			(void)runv(&out, argv);
+		}
+		ROW(out != NULL && strstr(out, "HTTP/1.1 200 ") != NULL, "its '%%' escaped: %.400s", test_nz(out));
+		free(out);
+		out = NULL;
+		rec = test_file_since(rec_tls, mark);
+		ROW(rec != NULL && strstr(rec, want) != NULL, "the real value did not go up with its '%%' escaped: %.300s",
+		    test_nz(rec));
+		free(rec);
+		explicit_bzero(want, sizeof(want));
+	}
+	explicit_bzero(val, sizeof(val));
+	explicit_bzero(envv, sizeof(envv));
+	CU_ASSERT_EQUAL(px_stop(&p), 0);
+}
+
+/*
  * A real value in a response field's name, its case changed as the
  * upstream's stack writes a name: Go's net/http in its canonical form
  * (first letter and each after '-' upper, the rest lower), HTTP/2 (and
@@ -4425,6 +4522,8 @@ TEST_REGISTRAR(mask_suites)
 	test_add(s, "UTF-16/UTF-32 text from the inject host, labelled or not, wherever it begins, is re-masked", test_wide_body);
 	test_add(s, "a sentinel whose value holds %XX, raw in the target: refused; percent-encoded: swapped",
 		 test_query_url_raw);
+	test_add(s, "a sentinel whose value holds %XX, its '%' raw in a percent form of the target: refused",
+		 test_query_url_raw_mix);
 	test_add(s, "Accept's non-ASCII charset parameters do not go up to the inject host", test_accept_charset_param);
 	test_add(s, "a range dropped towards the inject host is said (answer field, audit)", test_range_dropped_said);
 	test_add(s, "remask: a real value with its case changed in a response head (a field's name): 502",
