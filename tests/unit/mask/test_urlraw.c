@@ -1,0 +1,133 @@
+/*
+ * tests/unit/mask/test_urlraw.c - round 46 of the attack: the sentinel of
+ * a value holding a %XX escape is refused in a request target in every
+ * percent form whose '%' stands raw (mask/exchange.c url_raw_form()),
+ * not only as it is; the form with its '%' as %25 is swapped. A sentinel
+ * holding "%25" itself reads a target's "%25" two ways: both are tried.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mask/mask.h"
+#include "policy/policy.h"
+#include "tests/support/testlib.h"
+
+/* '%' at 16, '/' at 19: "%25" (two digits) and "%4A" (digit, letter) kept
+ * in shape by the sentinel, which draws a digit for a digit. */
+#define UR_VALUE "Ab3dEf5hIj7lMn9p%25Qr/2tUv4xYz6bCd8Ef"
+#define UR_PCT 16
+
+static const char doc[] = "network:\n"
+			  "  allowedDomains: [api.example.com]\n"
+			  "credentials:\n"
+			  "  envVars:\n"
+			  "    - {name: PV_UR_TOK, mode: mask, injectHosts: [api.example.com],\n"
+			  "       injectIn: [header, query]}\n";
+
+/* A per-session table over PV_UR_TOK=UR_VALUE; its sentinel into sent. */
+static mask_table_t *table_of(policy_t **p, char *sent, size_t sentlen)
+{
+	unsigned nerr = 0;
+	char err[256];
+	mask_table_t *t;
+	const char *s;
+
+	setenv("PV_UR_TOK", UR_VALUE, 1);
+	*p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	if (*p == NULL) {
+		unsetenv("PV_UR_TOK");
+		return NULL;
+	}
+	t = mask_table_new(*p, err, sizeof(err));
+	unsetenv("PV_UR_TOK");
+	if (t == NULL || mask_table_env_count(t) != 1 || mask_table_env_get(t, 0, &s) == NULL) {
+		mask_table_free(t);
+		policy_free(*p);
+		return NULL;
+	}
+	snprintf(sent, sentlen, "%s", s);
+	return t;
+}
+
+/* The verdict on "GET /x?k=TARGET HTTP/1.1" towards the inject host. */
+static enum mask_head_result judge(mask_table_t *t, const char *target, struct mask_refusal *why)
+{
+	char head[8192];
+	mask_exch_t *x = mask_exch_new(t);
+	enum mask_head_result r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+	snprintf(head, sizeof(head), "GET /x?k=%s HTTP/1.1\r\nHost: api.example.com\r\n\r\n", target);
+	mask_exch_begin(x);
+	r = mask_exch_request_head(x, head, strlen(head), "api.example.com", 443, true, why);
+	mask_exch_free(x);
+	return r;
+}
+
+/* s with its '/' as %2F (and, pct, its '%' as %25) into out. */
+static void form_of(const char *s, bool pct, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	for (; *s != '\0' && n + 4 < outlen; s++)
+		n += (size_t)snprintf(out + n, outlen - n, "%s",
+				      *s == '/' ? "%2F" : (*s == '%' && pct) ? "%25" : (char[2]){*s, '\0'});
+}
+
+static void test_url_raw_forms(void)
+{
+	char sent[64], form[256], many[8192];
+	struct mask_refusal why;
+	policy_t *p = NULL;
+	mask_table_t *t = NULL;
+	int tries;
+
+	/* A sentinel whose own escape reads "%25": about one in a hundred. */
+	for (tries = 0; tries < 3000; tries++) {
+		t = table_of(&p, sent, sizeof(sent));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+		if (strncmp(sent + UR_PCT, "%25", 3) == 0)
+			break;
+		if (tries == 0) {
+			/* Any sentinel: as it is, and its '/' escaped with its
+			 * '%' raw, refused; both escaped, swapped. */
+			CU_ASSERT_EQUAL(judge(t, sent, &why), MASK_HEAD_REFUSED);
+			CU_ASSERT_EQUAL(why.rule, MASK_RULE_URL_RAW);
+			form_of(sent, false, form, sizeof(form));
+			CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_REFUSED);
+			CU_ASSERT_EQUAL(why.rule, MASK_RULE_URL_RAW);
+			form_of(sent, true, form, sizeof(form));
+			CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_OK);
+		}
+		mask_table_free(t);
+		policy_free(p);
+		t = NULL;
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	/* Its "%25" raw: read as an escaped '%' the rest does not match,
+	 * read as three bytes it does: refused. */
+	form_of(sent, false, form, sizeof(form));
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_REFUSED);
+	CU_ASSERT_EQUAL(why.rule, MASK_RULE_URL_RAW);
+	CU_ASSERT_EQUAL(judge(t, sent, &why), MASK_HEAD_REFUSED);
+	/* "%2525": its '%' escaped, swapped. */
+	form_of(sent, true, form, sizeof(form));
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_OK);
+	/* 300 starts that each branch at the "%25": past the bound,
+	 * refused (the target is absurd), in bounded time. */
+	for (int i = 0; i < 300; i++)
+		memcpy(many + (size_t)i * (UR_PCT + 3), sent, UR_PCT + 3);
+	many[300 * (UR_PCT + 3)] = '\0';
+	CU_ASSERT_EQUAL(judge(t, many, &why), MASK_HEAD_REFUSED);
+	mask_table_free(t);
+	policy_free(p);
+}
+
+TEST_REGISTRAR(register_mask_urlraw)
+{
+	CU_pSuite s = test_suite("mask_urlraw", NULL, NULL);
+
+	test_add(s, "round 46: a %XX value's sentinel in a target, its '%' raw in any percent form: refused",
+		 test_url_raw_forms);
+}
