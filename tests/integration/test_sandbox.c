@@ -1755,7 +1755,8 @@ static void test_protected_errnos(void)
 static void test_seccomp(void)
 {
 	static const char *const eperm[] = { "socket-unix", "unshare-user", "clone-newuser", "mount",
-					     "ptrace", "keyctl", "bpf", "io-uring", "tiocsti", "setflags", NULL };
+					     "ptrace", "keyctl", "bpf", "io-uring", "tiocsti", "setflags",
+					     "fanotify", NULL };
 	char *out = NULL;
 	size_t i;
 	int rc;

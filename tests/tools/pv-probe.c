@@ -11,7 +11,7 @@
  *   pv-probe mkdir PATH
  *   pv-probe rename FROM TO
  *   pv-probe socket-unix | unshare-user | clone-newuser | clone3 | mount |
- *            ptrace | keyctl | tiocsti | bpf | io-uring | setflags
+ *            ptrace | keyctl | tiocsti | bpf | io-uring | fanotify | setflags
  *                                     (setflags: FS_IOC_SETFLAGS on the
  *                                     current directory, its own flags)
  *   pv-probe inode-ioctls DIR         tries on DIR (one the sandbox owns)
@@ -64,6 +64,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/fanotify.h>
 #include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -941,6 +942,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "io-uring") == 0)
 		result(syscall(SYS_io_uring_setup, 1, params), "io_uring_setup");
+	if (strcmp(cmd, "fanotify") == 0)
+		/* An unprivileged group (FAN_REPORT_FID, Linux 5.13): it
+		 * works outside the sandbox as any user. */
+		result(syscall(SYS_fanotify_init, FAN_CLASS_NOTIF | FAN_REPORT_FID, O_RDONLY), "fanotify_init");
 	if (strcmp(cmd, "sockets") == 0)
 		return do_sockets();
 	if (strcmp(cmd, "kernel-chmod") == 0)
