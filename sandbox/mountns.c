@@ -1394,6 +1394,92 @@ static bool proc_hidden(int dfd, const char *name)
 }
 
 /*
+ * The user's inotify budget (round 46 of the attack). The kernel counts
+ * inotify instances and watches per user in each user namespace and
+ * charges every namespace above too, so the sandbox's count is the host
+ * user's: a command that opened 128 instances (the usual
+ * fs.inotify.max_user_instances) left the user's editor, file watchers
+ * and `tail -f` on the host without one ("Too many open files") for as
+ * long as it ran. Our user namespace's own limits (/proc/sys/user, ours
+ * to set while we hold CAP_SYS_RESOURCE in it) are set to half the
+ * machine's, so the host keeps the other half. proc is the fresh proc
+ * of the sandbox, mounted and not yet made read-only. A kernel without
+ * inotify (no such file) has nothing to share; any other failure
+ * refuses the start.
+ */
+static int halve_inotify_budget(const char *proc, char *err, size_t errlen)
+{
+	static const struct {
+		const char *machine, *own;
+	} lim[] = {
+		{"sys/fs/inotify/max_user_instances", "sys/user/max_inotify_instances"},
+		{"sys/fs/inotify/max_user_watches", "sys/user/max_inotify_watches"},
+	};
+	char path[PATH_MAX], buf[32];
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(lim); i++) {
+		long v;
+		char *end;
+		ssize_t n;
+		int fd, len;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", proc, lim[i].machine) >= sizeof(path)) {
+			errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot read %s/%s", proc, lim[i].machine);
+			return -1;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot read %s", path);
+			return -1;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0) {
+			errbuf_set_errno(err, errlen, n < 0 ? errno : EIO, "cannot read %s", path);
+			return -1;
+		}
+		buf[n] = '\0';
+		errno = 0;
+		v = strtol(buf, &end, 10);
+		if (errno != 0 || end == buf || v < 1 || v > INT_MAX) {
+			errbuf_set_errno(err, errlen, EINVAL, "%s holds no limit", path);
+			return -1;
+		}
+		len = snprintf(buf, sizeof(buf), "%ld\n", v / 2 > 0 ? v / 2 : 1);
+		if (len < 0 || (size_t)len >= sizeof(buf) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", proc, lim[i].own) >= sizeof(path)) {
+			errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot write %s/%s", proc, lim[i].own);
+			return -1;
+		}
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			errbuf_set_errno(err, errlen, errno,
+					 "cannot limit the sandbox's inotify budget (%s): the command could use up "
+					 "the user's on the host",
+					 path);
+			return -1;
+		}
+		n = write(fd, buf, (size_t)len);
+		if (n != len) {
+			errbuf_set_errno(err, errlen, n < 0 ? errno : EIO,
+					 "cannot limit the sandbox's inotify budget (%s): the command could use up "
+					 "the user's on the host",
+					 path);
+			close(fd);
+			return -1;
+		}
+		if (close(fd) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot limit the sandbox's inotify budget (%s)", path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Replaces /newroot/proc with a proc of our PID namespace, and makes every
  * part of it that is not a process's read-only (round 41 of the attack).
  * Those entries are the kernel's, one object for every proc mount of the
@@ -1429,7 +1515,8 @@ static int setup_proc(const struct sbx_plan *pl, char *err, size_t errlen)
 	int fd;
 
 	if (do_mount("proc", SBX_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
-		     "mount a fresh proc on", err, errlen) < 0)
+		     "mount a fresh proc on", err, errlen) < 0 ||
+	    halve_inotify_budget(SBX_NEWROOT "/proc", err, errlen) < 0)
 		return -1;
 	fd = open(SBX_NEWROOT "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {

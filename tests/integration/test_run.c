@@ -1724,6 +1724,106 @@ out:
 }
 
 /*
+ * Round 46 of the attack: the kernel counts inotify instances per user
+ * in every user namespace above the sandbox's too, so a command that
+ * opened all it could (128, the usual fs.inotify.max_user_instances)
+ * left the same user on the host without one while it ran: its editor's
+ * and file watchers' inotify_init1() failed with EMFILE. As uid 65534
+ * (root's count is shared with everything else on a test machine): the
+ * command fills its budget and waits; the host, as the same user, asks
+ * for one instance meanwhile, and must get it.
+ */
+static void test_unprivileged_inotify_budget(void)
+{
+	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
+	char henv[PATH_MAX + 8], text[2 * PATH_MAX], ubin[PATH_MAX], *out = NULL, *err = NULL, *argv[16];
+	const char *host, *inside;
+	char vhost[32], vin[32];
+	size_t n = 0;
+	int st;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0 || access("/usr/bin/python3", X_OK) < 0) {
+		TEST_SKIP("needs root, setpriv and /usr/bin/python3 to become uid 65534");
+		return;
+	}
+	at(ubin, "ui-bin");
+	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
+	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(ubin, "ui-bin/passavant"), 0755) == 0);
+	at(home, "ui-home");
+	at(work, "ui-work");
+	at(pol, "ui-policy.yaml");
+	snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [\"%s\"]\n", work);
+	CU_ASSERT_FATAL(mkdir(home, 0755) == 0 && mkdir(work, 0755) == 0 && test_write_file_mode(pol, text, 0644) == 0);
+	CU_ASSERT_FATAL(chown(home, 65534, 65534) == 0 && chown(work, 65534, 65534) == 0 &&
+			chown(pol, 65534, 65534) == 0);
+	/* Inside: open instances until refused, say how many, hold them
+	 * until the host has asked (the file "asked"), 30 s at most. On the
+	 * host: wait for the count, ask for one, say what came back. */
+	snprintf(text, sizeof(text),
+		 "cat > fill.py <<'EOF'\n"
+		 "import ctypes, os, time\n"
+		 "libc = ctypes.CDLL(None, use_errno=True)\n"
+		 "fds = []\n"
+		 "while len(fds) < 100000:\n"
+		 "    fd = libc.inotify_init1(0)\n"
+		 "    if fd < 0:\n"
+		 "        break\n"
+		 "    fds.append(fd)\n"
+		 "open('count.tmp', 'w').write(str(len(fds)))\n"
+		 "os.rename('count.tmp', 'count')\n"
+		 "end = time.time() + 30\n"
+		 "while not os.path.exists('asked') and time.time() < end:\n"
+		 "    time.sleep(0.05)\n"
+		 "EOF\n"
+		 "%s run -p %s -- /usr/bin/python3 fill.py &\n"
+		 "i=0; while [ ! -s count ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i+1)); done\n"
+		 "/usr/bin/python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+		 "fd = l.inotify_init1(0); print(\"host=%%d\" %% (0 if fd >= 0 else ctypes.get_errno()))'\n"
+		 "touch asked\n"
+		 "echo inside=$(cat count)\n"
+		 "wait\n",
+		 at(buf, "ui-bin/passavant"), pol);
+	CU_ASSERT_FATAL(write_script(script, text) != NULL);
+	snprintf(henv, sizeof(henv), "HOME=%s", home);
+	argv[n++] = "setpriv";
+	argv[n++] = "--reuid=65534";
+	argv[n++] = "--regid=65534";
+	argv[n++] = "--clear-groups";
+	argv[n++] = "env";
+	argv[n++] = "-C";
+	argv[n++] = work;
+	argv[n++] = henv;
+	argv[n++] = "PATH=" SAFE_PATH;
+	argv[n++] = "TMPDIR=/tmp";
+	argv[n++] = "sh";
+	argv[n++] = script;
+	argv[n] = NULL;
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	if (test_has(err, "namespaces")) {
+		TEST_SKIP("uid 65534 cannot create namespaces: %s", err);
+		goto out;
+	}
+	/* value_of() answers in one static buffer: a copy of each. */
+	inside = value_of(out, "inside");
+	snprintf(vin, sizeof(vin), "%s", inside != NULL ? inside : "");
+	host = value_of(out, "host");
+	snprintf(vhost, sizeof(vhost), "%s", host != NULL ? host : "");
+	inside = inside != NULL ? vin : NULL;
+	host = host != NULL ? vhost : NULL;
+	ROW(st == 0, "status %d", st);
+	ROW(inside != NULL && atoi(inside) > 0, "the command opened no inotify instance: %s", test_nz(out));
+	ROW(host != NULL && strcmp(host, "0") == 0,
+	    "the host user got no inotify instance while the command held its own (errno %s; the command held %s)",
+	    host ? host : "?", inside ? inside : "?");
+	if (st != 0)
+		show(st, out, err);
+out:
+	free(out);
+	free(err);
+}
+
+/*
  * Review44d: a denyRead path below a directory of the user's own that
  * the user cannot search (mode 000, its group not the user's) was taken
  * as out of reach and not hidden: the command, its owner, chmods the
@@ -2725,6 +2825,8 @@ TEST_REGISTRAR(register_run)
 	test_add(s, "as uid 65534: proxy, denies, writes, status", test_unprivileged);
 	test_add(s, "review 44d: as uid 65534, a denyRead path below an unsearchable directory of its own: refused",
 		 test_unprivileged_unsearchable_deny);
+	test_add(s, "round 46: as uid 65534, a command that opens every inotify instance it can leaves the host user some",
+		 test_unprivileged_inotify_budget);
 	/* Last: its own fixtures when run alone (TEST_FILTER=run_links). */
 	s = test_suite("run_links", suite_init, run_fixtures_down);
 	test_add(s, "--audit and audit.path through a planted link: 125, nothing written",
