@@ -719,6 +719,86 @@ static int scan_keep(struct scan *sc, const char *name, unsigned char t, unsigne
 }
 
 /*
+ * Round 46 (owed since round 44): a directory or file of a writable tree
+ * that is world-writable (o+w, sticky or not) and was made or changed in
+ * the session. The host's other users drop files into such a directory
+ * that the host's own tools then read or run (a hook, a script, a config
+ * beside the project's), and write into such a file the host runs (a
+ * script, a hook, a Makefile): the sandbox would plant for them, and the
+ * mount plan leaves a directory every user shares (/var/tmp, a sticky
+ * world-writable one) out of the writable trees for that reason (plan.c
+ * shared_real()). seccomp cannot refuse the mode (umask 0 then mkdir or
+ * open make one without chmod), so the check after the run takes the
+ * bit away, whatever made it: o+w cleared, the rest of the mode kept,
+ * one line each. Made or changed: its own ctime, as every check here (a
+ * directory the user shared on purpose that the session wrote into
+ * loses the bit too: said, chmod it back). With --keep-git-config only
+ * named. The entry is opened without following a link and changed
+ * through that handle: in a directory others can write, the name may be
+ * swapped for a link meanwhile.
+ */
+static void clear_world_writable(struct gg *g, int dfd, const char *name, const struct statx *sx)
+{
+	char path[PATH_MAX], proc[64], why[256];
+	struct sbx_git_finding f = {0};
+	mode_t mode = (mode_t)(sx->stx_mode & 07777) & (mode_t)~S_IWOTH;
+	struct stat st;
+	int fd = -1;
+
+	if (name[0] == '\0')
+		(void)snprintf(path, sizeof(path), "%s", g->path);
+	else if (!gg_join(path, sizeof(path), g->path, name))
+		(void)snprintf(path, sizeof(path), "%.256s/...", g->path);
+	(void)snprintf(why, sizeof(why), "a world-writable %s made or changed in the session (other users of the host "
+		       "could write what the host reads or runs there)%s",
+		       S_ISDIR(sx->stx_mode) ? "directory" : "file", g->keep ? "" : ": o+w cleared");
+	f.path = path;
+	f.setting = why;
+	f.named = !g->keep;
+	if (!g->keep) {
+		fd = name[0] == '\0' ? fcntl(dfd, F_DUPFD_CLOEXEC, 0)
+				     : openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			gg_report_error(g, g->path, name, "cannot clear o+w (chmod o-w it by hand) of", errno);
+			if (fd >= 0)
+				(void)close(fd);
+			return;
+		}
+		/* swapped since the walk read it: not what was judged */
+		if (st.st_ino != sx->stx_ino || (st.st_mode & S_IFMT) != (sx->stx_mode & S_IFMT)) {
+			gg_report_error(g, g->path, name,
+					"replaced while checked for o+w (another user of the host; look at it) at", 0);
+			(void)close(fd);
+			return;
+		}
+		(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (chmod(proc, mode) < 0) {
+			gg_report_error(g, g->path, name, "cannot clear o+w (chmod o-w it by hand) of", errno);
+			(void)close(fd);
+			return;
+		}
+		(void)close(fd);
+	}
+	g->report(g->arg, &f);
+}
+
+/* The entry name of fd ("": fd itself, the root), a directory or file:
+ * judged and cleared as above. */
+static void ww_entry(struct gg *g, int fd, const char *name)
+{
+	struct statx sx;
+
+	if (gg_statx(fd, name, name[0] == '\0' ? AT_EMPTY_PATH : AT_SYMLINK_NOFOLLOW, &sx) < 0) {
+		if (errno != ENOENT)
+			gg_report_error(g, g->path, name, "cannot check (world-writable?)", errno);
+		return;
+	}
+	if ((S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode)) && (sx.stx_mode & S_IWOTH) != 0 &&
+	    gg_ts_fresh(g, &sx.stx_ctime))
+		clear_world_writable(g, fd, name, &sx);
+}
+
+/*
  * Reads the directory fd (g->path) to the end into sc: the markers, and
  * each subdirectory and each entry on a settings row (reloff, inrow: as
  * walk()). getdents64 directly: no DIR allocation per directory. 0, or
@@ -759,6 +839,12 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
 			/* Kept: directories, entries on a row, and whatever is
 			 * neither a file nor a directory (a symlink inside a
 			 * git directory is checked: check_git_odd()). */
+			/* After the session: a world-writable file made
+			 * or changed in it (clear_world_writable()), here
+			 * where every file is seen, before any check moves
+			 * it aside. */
+			if (t == DT_REG && g->record == NULL)
+				ww_entry(g, fd, de->d_name);
 			if (t == DT_REG && how == CTL_NONE)
 				continue;
 			if (scan_keep(sc, de->d_name, t, how, row, roff) < 0)
@@ -1131,6 +1217,13 @@ static void check_git_odd(struct gg *g, int fd, struct ent *ents, size_t n)
  * the name (.env's were since round 36, check_dotenv()). Made in the
  * session: its own ctime (a rename sets it too).
  *
+ * Not a socket (round 46): the harm is not there. open() of one fails at
+ * once (ENXIO), and one the session bound is dead when it ends (its
+ * processes are gone), so a host tool that connects to it fails at once
+ * too (ECONNREFUSED); moved aside, a project that keeps its dev server's
+ * socket in the tree (tmp/sockets/puma.sock) lost it after every session.
+ * A link to one is judged below as before.
+ *
  * The same through a symbolic link made in the session (review of round
  * 45): linkout.c lets a link to /dev/zero, /dev/tty or /dev/stdin stay
  * (writing there does nothing), but a host tool reading package.json or
@@ -1168,7 +1261,7 @@ static bool link_to_odd(int fd, const char *name)
 static void check_work_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *why = "a FIFO, socket or device node made in the session (the host's git status, editors "
+		const char *why = "a FIFO or device node made in the session (the host's git status, editors "
 				  "and shell prompts that open it by name wait for ever)";
 		struct statx sx;
 
@@ -1176,7 +1269,7 @@ static void check_work_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 			continue;
 		if (gg_statx(fd, ents[i].name, AT_SYMLINK_NOFOLLOW, &sx) < 0) {
 			if (errno != ENOENT)
-				gg_report_error(g, g->path, ents[i].name, "cannot check (a FIFO or socket?)", errno);
+				gg_report_error(g, g->path, ents[i].name, "cannot check (a FIFO?)", errno);
 			continue;
 		}
 		if (S_ISLNK(sx.stx_mode)) {
@@ -1186,7 +1279,8 @@ static void check_work_odd(struct gg *g, int fd, struct ent *ents, size_t n)
 				continue;
 			why = "a symbolic link made in the session to a device, FIFO or socket (the host's tools that "
 			      "read it by name read for ever or wait on the terminal)";
-		} else if (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) || !gg_ts_fresh(g, &sx.stx_ctime)) {
+		} else if (S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode) || S_ISSOCK(sx.stx_mode) ||
+			   !gg_ts_fresh(g, &sx.stx_ctime)) {
 			continue;
 		}
 		gg_quarantine(g, fd, g->path, ents[i].name, why);
@@ -1358,6 +1452,13 @@ static void walk(struct gg *g, int parentfd, const char *name, unsigned depth, s
 		}
 		goto descend;
 	}
+	/* First: what the checks below move aside keeps its mode (the
+	 * files were judged by walk_scan()). */
+	if (is_root(g))
+		ww_entry(g, fd, "");
+	for (i = 0; i < sc.n; i++)
+		if (sc.ents[i].type == DT_DIR)
+			ww_entry(g, fd, sc.ents[i].name);
 	if (candidate)
 		gg_check_gitdir(g, fd);
 	if (ingit)

@@ -14,7 +14,9 @@
  * the sandbox copies the file into it (standard input) or out of it
  * (output, error; one pipe when both share one open file, so their
  * order is kept). A directory and a listening socket are refused.
- * Anonymous pipes are passed as they are: reopening them reaches nothing
+ * Anonymous pipes are passed as they are when no other process holds
+ * the same end (round 46: one that another process reads or writes too
+ * is copied, pipe_held_elsewhere()): reopening them reaches nothing
  * new; their file status flags and size, which the command shares with
  * the host's holders of the same open file, are put back when it ends
  * (round 44 of the attack: `fcntl(0, F_SETFL, O_NONBLOCK)` outlasted the
@@ -48,6 +50,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -146,6 +149,15 @@ static enum stdio_how stdio_judge(int fd)
 	return STDIO_COPY;
 }
 
+/* Whether fd is an anonymous pipe (pipefs). */
+static bool is_pipe(int fd)
+{
+	struct stat st;
+	struct statfs sf;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && fstatfs(fd, &sf) == 0 && sf.f_type == PIPEFS_MAGIC;
+}
+
 /* Whether fds a and b write into one stream: one open file description
  * (`>f 2>&1`), or two appending to one file (`>>f 2>>f`, where the kernel
  * kept their order). */
@@ -231,6 +243,22 @@ static void on_stop(int sig)
 	stop_asked = 1;
 }
 
+/* A copying process's stop: SIGUSR1 blocked but for *none, the mask its
+ * waits (ppoll, sigsuspend) let it in with; no SA_RESTART, so they end. */
+static void stop_by_usr1(sigset_t *none)
+{
+	struct sigaction sa;
+	sigset_t usr1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	(void)sigaction(SIGUSR1, &sa, NULL);
+	(void)sigemptyset(&usr1);
+	(void)sigaddset(&usr1, SIGUSR1);
+	(void)sigemptyset(none);
+	(void)sigprocmask(SIG_BLOCK, &usr1, NULL);
+}
+
 /*
  * Output: the pipe into the file until EOF. read(2) and write(2), not
  * splice(2): into a file splice takes the file's offset before it waits
@@ -246,8 +274,7 @@ NORETURN static void copy_out(int in, int out)
 {
 	static char buf[65536];
 	int keep[2] = {in, out}, failed = 0;
-	struct sigaction sa;
-	sigset_t usr1, none;
+	sigset_t none;
 
 	sbx_pump_setup(keep, 2);
 	/* The stop (SIGUSR1, let in only while waiting for data): the
@@ -255,13 +282,7 @@ NORETURN static void copy_out(int in, int out)
 	 * write end away in a descriptor message that only the kernel's
 	 * garbage collection frees (round 16 of the attack). What is in
 	 * the pipe is copied, then we end. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	(void)sigaction(SIGUSR1, &sa, NULL);
-	(void)sigemptyset(&usr1);
-	(void)sigaddset(&usr1, SIGUSR1);
-	(void)sigemptyset(&none);
-	(void)sigprocmask(SIG_BLOCK, &usr1, NULL);
+	stop_by_usr1(&none);
 	(void)fcntl(in, F_SETFL, O_NONBLOCK);
 	for (;;) {
 		ssize_t n = read(in, buf, sizeof(buf));
@@ -319,20 +340,13 @@ NORETURN static void copy_in_seekable(int in, int wr, int rd, off_t start)
 {
 	static char buf[65536];
 	int keep[3] = {in, wr, rd}, unread = 0;
-	struct sigaction sa;
-	sigset_t usr1, none;
+	sigset_t none;
 	size_t have = 0, off = 0;
 	off_t pos = start, pushed = 0;
 	bool eof = false;
 
 	sbx_pump_setup(keep, 3);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop; /* no SA_RESTART: ppoll and sigsuspend end */
-	(void)sigaction(SIGUSR1, &sa, NULL);
-	(void)sigemptyset(&usr1);
-	(void)sigaddset(&usr1, SIGUSR1);
-	(void)sigemptyset(&none);
-	(void)sigprocmask(SIG_BLOCK, &usr1, NULL);
+	stop_by_usr1(&none);
 	(void)fcntl(wr, F_SETFL, O_NONBLOCK);
 	while (!stop_asked) {
 		ssize_t n;
@@ -403,6 +417,187 @@ NORETURN static void copy_in_stream(int in, int wr)
 	}
 }
 
+/* n bytes read from in into buf (65536 bytes) and dropped: 0, or -1. */
+static int drop_read(int in, char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t r = read(in, buf, n < 65536 ? n : 65536);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Input from a pipe that other host processes read too (round 46): the
+ * command must not get the pipe itself (it reopened it for writing
+ * through /proc/self/fd/0 and put lines into it that the host's next
+ * reader took for its own), and a copy must not read ahead either
+ * (`producer | while read f; do passavant run -- CMD; done`: each run
+ * would eat the lines of the next ones). So nothing is taken from the
+ * host's pipe that the command did not read: tee(2) puts a copy of the
+ * pipe's first buffer into the command's pipe, which holds one buffer
+ * (F_SETPIPE_SZ one page: writable again means empty), and only once
+ * the command read all of it is it dropped from the host's pipe, then
+ * the next one. When passavant asks us to stop (SIGUSR1, the sandbox
+ * ended), what the command read of the last buffer is dropped, the rest
+ * stays for the host's next reader. We hold a read end of the command's
+ * pipe (its count survives the command, and no EPIPE ends us).
+ */
+NORETURN static void copy_in_pipe(int in, int wr, int rd)
+{
+	static char buf[65536];
+	int keep[3] = {in, wr, rd}, unread = 0;
+	sigset_t none;
+	size_t teed = 0;
+	bool eof = false;
+
+	sbx_pump_setup(keep, 3);
+	stop_by_usr1(&none);
+	if (fcntl(wr, F_SETPIPE_SZ, 4096) < 0)
+		_exit(EIO); /* a larger pipe would read ahead: fail closed */
+	while (!stop_asked) {
+		struct pollfd pf;
+		ssize_t n;
+
+		if (eof) {
+			(void)sigsuspend(&none);
+			continue;
+		}
+		if (teed == 0) {
+			n = tee(in, wr, sizeof(buf), SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				teed = (size_t)n;
+				continue;
+			}
+			if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				/* no writer left (or an error): EOF for the command */
+				eof = true;
+				(void)close(wr);
+				continue;
+			}
+			/* Nothing to take, or the command's pipe holds what
+			 * the command wrote into it itself (/dev/stdin): that
+			 * read back first. It can only make the copy drop
+			 * less (the host's own bytes read twice), never put
+			 * a byte of its own into the host's pipe. */
+			if (ioctl(rd, FIONREAD, &unread) == 0 && unread > 0) {
+				pf.fd = wr;
+				pf.events = POLLOUT;
+			} else {
+				pf.fd = in;
+				pf.events = POLLIN;
+			}
+		} else {
+			if (ioctl(rd, FIONREAD, &unread) < 0)
+				unread = 1;
+			if (unread == 0) {
+				/* all read by the command: dropped from the host's */
+				if (drop_read(in, buf, teed) < 0)
+					_exit(EIO);
+				teed = 0;
+				continue;
+			}
+			/* one buffer's pipe: writable again means empty */
+			pf.fd = wr;
+			pf.events = POLLOUT;
+		}
+		(void)ppoll(&pf, 1, NULL, &none);
+	}
+	if (ioctl(rd, FIONREAD, &unread) < 0 || unread < 0)
+		unread = 0;
+	(void)drop_read(in, buf, teed > (size_t)unread ? teed - (size_t)unread : 0);
+	_exit(0);
+}
+
+/*
+ * Whether another process holds the same end of the pipe at fd i (a
+ * read end for 0, a write end for 1 and 2) as an fd of its own (round
+ * 46): /proc/PID/fd of every process this one may read but this one (its
+ * fds are the caller's, and keep_passed()'s copies are among them). Such a holder is what the command reached by reopening
+ * its fd the other way through /proc/self/fd/N: a reader of the same
+ * standard input got what the command wrote into it, a writer of the
+ * same standard output had its bytes read by the command. Processes of
+ * other users are not seen (their /proc/PID/fd is closed to us): a pipe
+ * of ours in their hands is theirs already. /proc not readable: true.
+ */
+static bool pipe_held_elsewhere(int i)
+{
+	char want[64], path[64], link[64];
+	struct stat st;
+	pid_t self = getpid();
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (fstat(i, &st) < 0)
+		return false;
+	(void)snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long)st.st_ino);
+	d = opendir("/proc");
+	if (d == NULL)
+		return true;
+	while (!found && (e = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		struct dirent *f;
+		DIR *fds;
+		int dfd;
+
+		if (pid <= 0 || *end != '\0' || (pid_t)pid == self)
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			continue; /* gone, or another user's */
+		fds = fdopendir(dfd);
+		if (fds == NULL) {
+			(void)close(dfd);
+			continue;
+		}
+		while (!found && (f = readdir(fds)) != NULL) {
+			long fd = strtol(f->d_name, &end, 10);
+			ssize_t n;
+			char info[64], text[256];
+			int ifd;
+
+			if (f->d_name[0] == '.' || *end != '\0')
+				continue;
+			n = readlinkat(dfd, f->d_name, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (strcmp(link, want) != 0)
+				continue;
+			/* the same pipe: which end, from its flags (octal) */
+			(void)snprintf(info, sizeof(info), "/proc/%ld/fdinfo/%ld", pid, fd);
+			ifd = open(info, O_RDONLY | O_CLOEXEC);
+			n = ifd >= 0 ? read(ifd, text, sizeof(text) - 1) : -1;
+			if (ifd >= 0)
+				(void)close(ifd);
+			if (n > 0) {
+				char *fl;
+
+				text[n] = '\0';
+				fl = strstr(text, "flags:");
+				if (fl != NULL) {
+					long flags = strtol(fl + 6, NULL, 8);
+
+					found = (flags & O_ACCMODE) == (i == 0 ? O_RDONLY : O_WRONLY);
+					continue;
+				}
+			}
+			found = true; /* the same pipe, its end unknown: fail closed */
+		}
+		(void)closedir(fds);
+	}
+	(void)closedir(d);
+	return found;
+}
+
 /* The raw fork of a copying process (no atfork handlers, as launch.c's
  * clone): 0 in the child, its pid, or -1. */
 pid_t sbx_pump_fork(void)
@@ -417,13 +612,19 @@ static int start_input(struct sbx_stdio *io, int *child)
 	int p[2], rd;
 	off_t start = -1;
 	struct stat st;
+	bool pipe_in = false;
 
 	if (fstat(0, &st) == 0 && S_ISREG(st.st_mode))
 		start = lseek(0, 0, SEEK_CUR);
+	if (S_ISFIFO(st.st_mode)) {
+		struct statfs sf;
+
+		pipe_in = fstatfs(0, &sf) == 0 && sf.f_type == PIPEFS_MAGIC;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	rd = start >= 0 ? fcntl(p[0], F_DUPFD_CLOEXEC, 3) : -1;
-	if (start >= 0 && rd < 0) {
+	rd = start >= 0 || pipe_in ? fcntl(p[0], F_DUPFD_CLOEXEC, 3) : -1;
+	if ((start >= 0 || pipe_in) && rd < 0) {
 		int e = errno;
 
 		(void)close(p[0]);
@@ -435,6 +636,8 @@ static int start_input(struct sbx_stdio *io, int *child)
 	if (io->pump[0] == 0) {
 		if (start >= 0)
 			copy_in_seekable(0, p[1], rd, start);
+		if (pipe_in)
+			copy_in_pipe(0, p[1], rd);
 		copy_in_stream(0, p[1]);
 	}
 	{
@@ -449,7 +652,7 @@ static int start_input(struct sbx_stdio *io, int *child)
 			return -1;
 		}
 	}
-	io->in_seekable = start >= 0;
+	io->in_seekable = start >= 0 || pipe_in;
 	*child = p[0];
 	return 0;
 }
@@ -880,6 +1083,10 @@ int sbx_stdio_guard(struct sbx_stdio *io, char *err, size_t errlen)
 	for (int i = 0; i < 3; i++) {
 		enum stdio_how how = stdio_judge(i);
 
+		/* an anonymous pipe another process reads (0) or writes (1,
+		 * 2) as well: copied (copy_in_pipe(), copy_out()) */
+		if (how == STDIO_PASS && is_pipe(i) && pipe_held_elsewhere(i))
+			how = STDIO_COPY;
 		tty[i] = how == STDIO_TTY;
 		if (how == STDIO_PASS && keep_passed(io, i) < 0)
 			goto fail;
