@@ -5642,7 +5642,8 @@ TEST_REGISTRAR(register_gitguard)
 	test_add(s, "round 42: RVM's and the autoenvs' cd files, at the top and nested", test_cd_hook_files);
 	test_add(s, "round 45: gitlint's, git-lfs's and git-review's configs at the top and nested",
 		 test_git_companion_configs);
-	test_add(s, "round 45: FIFOs and sockets made in the work tree (.gitignore, .editorconfig): moved aside",
+	test_add(s, "round 45: FIFOs made in the work tree (.gitignore, .editorconfig): moved aside; a socket stays "
+		    "(round 46)",
 		 test_work_tree_fifos);
 	test_add(s, "review of round 45: links made in the work tree to endless devices (/dev/zero, /dev/tty): moved aside",
 		 test_work_tree_device_links);
