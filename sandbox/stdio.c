@@ -518,8 +518,9 @@ NORETURN static void copy_in_pipe(int in, int wr, int rd)
  * Whether another process holds the same end of the pipe at fd i (a
  * read end for 0, a write end for 1 and 2) as an fd of its own (round
  * 46): /proc/PID/fd of every process this one may read but this one (its
- * fds are the caller's, and keep_passed()'s copies are among them). Such a holder is what the command reached by reopening
- * its fd the other way through /proc/self/fd/N: a reader of the same
+ * fds are the caller's, and keep_passed()'s copies are among them). Such
+ * a holder is what the command reached by reopening its fd the other way
+ * through /proc/self/fd/N: a reader of the same
  * standard input got what the command wrote into it, a writer of the
  * same standard output had its bytes read by the command. Processes of
  * other users are not seen (their /proc/PID/fd is closed to us): a pipe
