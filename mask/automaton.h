@@ -29,6 +29,9 @@
 /* Vector skip handles up to this many distinct first bytes. */
 #define SKIP_VEC_MAX 16
 
+/* A NUL pattern has a NUL at most this many bytes after its start. */
+#define NUL_LEAD 1
+
 /* Bits in the hashed bitmap of 4-byte pattern prefixes (a power of two;
  * 2^16 bits = 8 KiB: a few hundred prefixes leave it sparse). */
 #define QUAD_HASH_BITS 16
@@ -74,7 +77,16 @@ struct mask_set {
 	uint32_t *edge_child;     /* [nnodes] target of each edge (CSR) */
 	unsigned char *edge_byte; /* [nnodes] label of each edge */
 	uint32_t *root_next;      /* [256] root transitions, failure folded in */
-	unsigned char *first;     /* [256] 1 if some pattern starts with the byte */
+	unsigned char *first;     /* [256] 1 if some pattern starts with the byte
+				   * (with nul_split: some text pattern) */
+	unsigned char *wfirst;    /* [256] nul_split: 1 if some NUL pattern starts
+				   * with the byte */
+	bool nul_split;           /* the NUL patterns (a NUL in their first two
+				   * bytes: a value's UTF-16 and UTF-32 forms) are
+				   * out of first, first_list and the Teddy tables:
+				   * the skip looks for them only near a NUL
+				   * (skip_next() in stream.c); bigram, short2 and
+				   * quad hold every pattern */
 	unsigned char *first_list;/* [2 * SKIP_VEC_MAX] distinct first bytes, then
 				   * distinct second bytes */
 	unsigned char *bigram;    /* [8192] bit (a << 8 | b): some pattern starts "ab",

@@ -692,9 +692,10 @@ long mask_table_folded_cred(const mask_table_t *t, size_t pair) NONNULL(1);
 
 /*
  * Whether every real value's UTF-16LE, UTF-16BE, UTF-32LE and UTF-32BE
- * forms are in the remask set (-> its sentinel's) and its UTF-16 forms,
- * folded, in the folded set (round 45): true when every value is ASCII only, of at
- * most 1 KiB, and the sets stayed within their bounds with them. Then a
+ * forms are in the remask set (-> its sentinel's) and, folded, in the
+ * folded set (round 45; UTF-32's folded since perf46m): true when every value is UTF-8 text
+ * (perf46m: non-ASCII and over 1 KiB too, the latter in pieces) and the
+ * sets stayed within their bounds with them. Then a
  * body in UTF-16 or UTF-32 is re-masked like any other; else the proxy
  * cuts a body of an inject host that begins as such text (proxy/cmask.c
  * lead_wide()).

@@ -429,7 +429,7 @@ const char *mask_set_strerror(enum mask_set_result res)
 /* Byte offsets of every table in the arena, computed before mapping it. */
 struct arena_layout {
 	size_t vec, node, edge_child, first_child, next_sib, queue, root_next, pat;
-	size_t edge_byte, node_byte, first, first_list, bigram, short2, quad, bytes, total;
+	size_t edge_byte, node_byte, first, wfirst, first_list, bigram, short2, quad, bytes, total;
 };
 
 /* Appends n elements of size sz (aligned to 16) at *off; false on overflow. */
@@ -460,7 +460,8 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 	    !layout_add(&off, &l->root_next, 256, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->pat, npats, sizeof(struct mask_pat)) ||
 	    !layout_add(&off, &l->edge_byte, nnodes, 1) || !layout_add(&off, &l->node_byte, nnodes, 1) ||
-	    !layout_add(&off, &l->first, 256, 1) || !layout_add(&off, &l->first_list, 2 * SKIP_VEC_MAX, 1) ||
+	    !layout_add(&off, &l->first, 256, 1) || !layout_add(&off, &l->wfirst, 256, 1) ||
+	    !layout_add(&off, &l->first_list, 2 * SKIP_VEC_MAX, 1) ||
 	    !layout_add(&off, &l->bigram, 8192, 1) || !layout_add(&off, &l->short2, 8192, 1) ||
 	    !layout_add(&off, &l->quad, (size_t)1 << (QUAD_HASH_BITS - 3), 1) ||
 	    !layout_add(&off, &l->bytes, nbytes, 1))
@@ -611,7 +612,7 @@ static void teddy_build(mask_set_t *set)
 	 * value's first letter pass, and in one bucket the first bytes of
 	 * every value's forms mixed: English text was scanned 20-50%
 	 * slower (mask-bench --table). */
-	for (uint32_t e1 = n0->edge0; e1 < n0->edge0 + n0->nedges && nbk == 8; e1++) {
+	for (uint32_t e1 = n0->edge0; e1 < n0->edge0 + n0->nedges && nbk == 8 && !set->nul_split; e1++) {
 		const struct mask_node *n1 = &set->node[set->edge_child[e1]];
 
 		if (set->edge_byte[e1] == 0)
@@ -624,13 +625,19 @@ static void teddy_build(mask_set_t *set)
 		unsigned a = set->edge_byte[e1];
 		const struct mask_node *n1 = &set->node[set->edge_child[e1]];
 
+		/* nul_split: the NUL patterns are no lane's (skip_next()) */
+		if (set->nul_split && a == 0)
+			continue;
 		if (n1->pat != 0)
 			teddy_add(set, a, 0, 0, 1, nbk == 6 && a == 0 ? 6 : nb++ % nbk);
 		for (uint32_t e2 = n1->edge0; e2 < n1->edge0 + n1->nedges; e2++) {
 			unsigned b = set->edge_byte[e2];
 			const struct mask_node *n2 = &set->node[set->edge_child[e2]];
-			unsigned k = nbk == 6 && a == 0 ? 6 : nbk == 6 && b == 0 ? 7 : nb++ % nbk;
+			unsigned k;
 
+			if (set->nul_split && b == 0)
+				continue;
+			k = nbk == 6 && a == 0 ? 6 : nbk == 6 && b == 0 ? 7 : nb++ % nbk;
 			if (n2->pat != 0)
 				teddy_add(set, a, b, 0, 2, k);
 			for (uint32_t e3 = n2->edge0; e3 < n2->edge0 + n2->nedges; e3++)
@@ -640,16 +647,44 @@ static void teddy_build(mask_set_t *set)
 }
 #endif
 
+/* Whether pattern k holds a NUL in its first NUL_LEAD + 1 bytes. */
+static bool nul_pat(const mask_set_t *set, size_t k)
+{
+	size_t m = set->pat[k].from_len < NUL_LEAD + 1 ? set->pat[k].from_len : NUL_LEAD + 1;
+
+	return memchr(set->bytes + set->pat[k].from_off, 0, m) != NULL;
+}
+
 /* Builds the tables used to skip input in the root state: first bytes
  * (list, table, SSE2 broadcasts), the first-two-bytes bitmaps and the
- * hashed first-four-bytes bitmap. */
+ * hashed first-four-bytes bitmap. With NUL patterns (none of them a gap
+ * pattern, whose NUL a gap may push further), nul_split: the first
+ * bytes, the second-byte list and the Teddy tables are the other
+ * patterns' (perf46m: the wide forms of round 45 in them made text with
+ * no NUL 30-50% slower to scan), wfirst the NUL patterns' first bytes. */
 static void first_bytes(mask_set_t *set)
 {
+	bool any = false, gapped = false;
+
+	for (size_t k = 0; k < set->npats; k++) {
+		if (nul_pat(set, k)) {
+			any = true;
+			gapped = gapped || set->pat[k].gaps;
+		}
+	}
+	set->nul_split = any && !gapped;
+	for (size_t k = 0; k < set->npats; k++) {
+		unsigned char f0 = set->bytes[set->pat[k].from_off];
+
+		if (set->nul_split && nul_pat(set, k))
+			set->wfirst[f0] = 1;
+		else
+			set->first[f0] = 1;
+	}
 	set->nfirst = 0;
 	for (unsigned c = 0; c < 256; c++) {
-		if (set->root_next[c] == 0)
+		if (set->first[c] == 0)
 			continue;
-		set->first[c] = 1;
 		if (set->nfirst < SKIP_VEC_MAX) {
 			set->first_list[set->nfirst] = (unsigned char)c;
 #ifdef HAVE_TEDDY
@@ -681,7 +716,7 @@ static void first_bytes(mask_set_t *set)
 			bit_set(set->quad, quad_hash(u));
 		}
 		set->bigram[ab >> 3] |= (unsigned char)(1u << (ab & 7));
-		if (set->nsecond > SKIP_VEC_MAX)
+		if (set->nsecond > SKIP_VEC_MAX || (set->nul_split && nul_pat(set, k)))
 			continue;
 		/* distinct second bytes, for the vector pre-filter */
 		{
@@ -839,6 +874,7 @@ static void arena_place(mask_set_t *set, const struct arena_layout *l)
 	set->pat = (struct mask_pat *)(void *)(a + l->pat);
 	set->edge_byte = a + l->edge_byte;
 	set->first = a + l->first;
+	set->wfirst = a + l->wfirst;
 	set->first_list = a + l->first_list;
 	set->bigram = a + l->bigram;
 	set->short2 = a + l->short2;

@@ -856,6 +856,63 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 		gap_record(st, g);
 }
 
+/* What skip_next() learnt of one segment: the next NUL at or after some
+ * offset (valid while the scan has not passed it), and the first place
+ * skip_root() stops at from some offset (valid while not passed). */
+struct skip_memo {
+	size_t nul;
+	size_t text;
+	bool nul_ok;
+	bool text_ok;
+};
+
+/*
+ * skip_root() for the scan at seg[i], i < n: the offset (i or later) at
+ * which the automaton must go on. With nul_split (automaton.h), the
+ * tables skip_root() runs on leave the NUL patterns out; one of those
+ * has a NUL within NUL_LEAD bytes of its start, so it can start only
+ * NUL_LEAD bytes before a NUL or less, or that close to the end of the
+ * segment (its NUL may come in the next call: the automaton then holds
+ * back what it began, as ever). Those few places are checked here
+ * (wfirst, then skip_cand(), whose bitmaps hold every pattern); a span
+ * with no NUL costs one memchr(). The memo makes each memchr() and
+ * skip_root() scan a byte once a segment however many stops come
+ * between (UTF-16 text stops at many).
+ */
+static size_t skip_next(const mask_set_t *set, const unsigned char *seg, size_t i, size_t n,
+			struct skip_memo *m)
+{
+	size_t j;
+
+	if (!set->nul_split)
+		return i + skip_root(set, seg + i, n - i);
+	if (!m->text_ok || m->text < i) {
+		m->text = i + skip_root(set, seg + i, n - i);
+		m->text_ok = true;
+	}
+	for (j = i; j < m->text;) {
+		size_t from;
+
+		if (!m->nul_ok || m->nul < j) {
+			const unsigned char *hit = memchr(seg + j, 0, n - j);
+
+			m->nul = hit != NULL ? (size_t)(hit - seg) : n;
+			m->nul_ok = true;
+		}
+		/* m->nul == n: no NUL left here; the last NUL_LEAD bytes may
+		 * still begin one */
+		from = m->nul >= NUL_LEAD ? m->nul - NUL_LEAD : 0;
+		if (from > j)
+			j = from;
+		for (; j < m->text && j <= m->nul && j < n; j++)
+			if (set->wfirst[seg[j]] && skip_cand(set, seg, j, n))
+				return j;
+		if (j >= n)
+			break;
+	}
+	return m->text;
+}
+
 /*
  * Resolves every position before f, in order: a position with a recorded
  * match is replaced (literal run before it first) and the positions it
@@ -902,6 +959,7 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 	const mask_set_t *set = st->set;
 	uint32_t q = st->state;
 	size_t i = 0;
+	struct skip_memo memo = { 0, 0, false, false };
 
 	while (i < n) {
 		const struct mask_node *nq;
@@ -909,7 +967,7 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 
 		if (q == 0 && st->gap.state == 0) {
 			/* Nothing pending in the root: skip to a first byte. */
-			size_t j = skip_root(set, seg + i, n - i);
+			size_t j = skip_next(set, seg, i, n, &memo) - i;
 
 			i += j;
 			st->pos += j;

@@ -24,9 +24,8 @@ struct tvalue {
 			* holder's; not secret */
 	bool small;    /* over 4 KiB, its base64 forms and the pieces of its
 			* joined form left out of the sets (forms_fit()) */
-	bool wide;     /* its UTF-16 and UTF-32 forms are in the remask set and its
-			* UTF-16 forms, folded, in the folded set (form_wide(),
-			* build_folded()) */
+	bool wide;     /* its UTF-16 and UTF-32 forms are in the remask set and,
+			* folded, in the folded set (form_wide(), build_folded()) */
 	bool nowide;   /* they were left out: the sets passed their bound with them */
 	bool url_raw;  /* holds a '#' or a %XX escape: not injected raw into a request
 			* target (mask_table_value_url_raw()) */

@@ -166,6 +166,16 @@ static size_t b64_form(const char *v, size_t n, unsigned align, bool url, bool t
 	return last - first + 1;
 }
 
+/* Frees the forms list (build_forms()), leaving none. */
+static void forms_free(mask_table_t *t)
+{
+	free(t->form);
+	free(t->form_value);
+	t->form = NULL;
+	t->form_value = NULL;
+	t->nform = 0;
+}
+
 /*
  * The remask set (SPEC §4.3): pair i = value i, real -> sentinel, then the
  * JSON-escaped forms of each value that differ (form_json(): as
@@ -229,11 +239,7 @@ static int forms_fit(mask_table_t *t)
 	if (!any)
 		return 0;
 	t->forms_small = true;
-	free(t->form);
-	free(t->form_value);
-	t->form = NULL;
-	t->form_value = NULL;
-	t->nform = 0;
+	forms_free(t);
 	return build_forms(t);
 }
 
@@ -829,37 +835,91 @@ static int form_php_big(mask_table_t *t, struct formlist *fl, size_t i)
 }
 
 /*
- * The wide forms: a value's bytes each followed (LE) or preceded (BE) by
- * one NUL (UTF-16) or three (UTF-32). For a value of ASCII bytes only,
- * these are its UTF-16LE, UTF-16BE, UTF-32LE and UTF-32BE text exactly,
- * whatever else the body holds (round 45: the body's first 4 bytes were
- * the only test, lead_wide() in proxy/cmask.c, so UTF-16 text after a
- * binary start passed with the value in it). Values up to
- * WIDE_FORM_MAX_VALUE; no percent forms (a NUL is no URL's byte).
+ * The wide forms: a value's UTF-16LE, UTF-16BE, UTF-32LE and UTF-32BE
+ * text, its UTF-8 transcoded (for an ASCII value: each byte followed
+ * (LE) or preceded (BE) by one NUL or three), whatever else the body
+ * holds (round 45: the body's first 4 bytes were the only test,
+ * lead_wide() in proxy/cmask.c, so UTF-16 text after a binary start
+ * passed with the value in it). No percent forms (a NUL is no URL's
+ * byte). perf46m: a value with non-ASCII characters too (the sentinel
+ * keeps every byte of 0x80 or more, SPEC §4.1, so its text has the same
+ * characters where they are, and its forms the same lengths); one over
+ * WIDE_FORM_MAX_VALUE in pieces, up to WIDE_VALUE_MAX; for a value of
+ * at most WIDE_FORM_MAX_VALUE, the JSON forms of its UTF-16 (a NUL as \u0000: a string holding the bytes) when
+ * it is ASCII, and the base64 of its UTF-16LE (PowerShell's
+ * -EncodedCommand, .NET's Encoding.Unicode). A value that is no UTF-8
+ * (a byte of 0x80 or more outside a character) has no UTF-16: none, and
+ * the proxy keeps its first-bytes sniff (mask_table_wide_forms()).
  */
 #define WIDE_FORMS 4
-/* The first of them the folded set holds too: UTF-16LE and BE. */
-#define WIDE_FOLDED 2
-/* Values longer than this get no wide forms: a form is then at most
- * 4 KiB, and a table's longest pattern (what a stream holds back) grows
- * no more than that; a table with a longer value keeps the proxy's
- * first-bytes sniff (mask_table_wide_forms()). */
+/* The folded set holds them all too (perf46m: with UTF-16's only, a
+ * table of wide values only dropped the proxy's first-bytes sniff, and
+ * a value with its case changed in UTF-32 passed). */
+#define WIDE_FOLDED WIDE_FORMS
+/* A value longer than this gets its wide forms in pieces of at most this
+ * many bytes, cut between characters (wide_cut()): a form is then at
+ * most 4 KiB, and a table's longest pattern (what a stream holds back)
+ * grows no more than that; the pieces one after the other cover the
+ * whole form, each replaced by the same piece of the sentinel's. */
 #define WIDE_FORM_MAX_VALUE 1024
+/* Values longer than this get none: 24 bytes of forms a value byte in
+ * every set would crowd out the base64 forms of values over 4 KiB
+ * (forms_fit()), which matter more; such a table keeps the proxy's
+ * first-bytes sniff. */
+#define WIDE_VALUE_MAX B64_FORM_MAX_VALUE
+/* Pieces of the longest value with wide forms. */
+#define WIDE_PIECES_MAX (WIDE_VALUE_MAX / WIDE_FORM_MAX_VALUE)
+/* The base64 forms of a value's UTF-16LE: three alignments, two alphabets,
+ * in the middle of the data (b64_form()). */
+#define WIDE_B64_FORMS 6
 
-/* Writes the wide form `k` (0 UTF-16LE, 1 UTF-16BE, 2 UTF-32LE,
- * 3 UTF-32BE) of s[0..len) into out (room for 4 * len). Returns its
- * length. */
-static size_t wide_write(const char *s, size_t len, unsigned k, char *out)
+/* The code point of the UTF-8 sequence at s[0..n) into *cp: its length
+ * (1 to 4), 0 when none starts there (a continuation byte, a cut or
+ * overlong sequence, a surrogate, past U+10FFFF). Pure. */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	size_t w = k < 2 ? 2 : 4;
+	unsigned char c = s[0];
+	uint32_t v, min;
+	size_t l;
 
-	memset(out, 0, w * len);
-	for (size_t i = 0; i < len; i++)
-		out[i * w + (k % 2 == 0 ? 0 : w - 1)] = s[i];
-	return w * len;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		l = 2, v = c & 0x1fu, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		l = 3, v = c & 0x0fu, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		l = 4, v = c & 0x07u, min = 0x10000;
+	else
+		return 0;
+	if (n < l)
+		return 0;
+	for (size_t k = 1; k < l; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[k] & 0x3fu);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return l;
 }
 
-/* Whether s[0..len) is ASCII only (its wide forms are its UTF-16/32). */
+/* Whether s[0..len) is UTF-8 (its wide forms are its UTF-16/32). */
+static bool utf8_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0, l; i < len; i += l)
+		if ((l = utf8_next(u + i, len - i, &cp)) == 0)
+			return false;
+	return true;
+}
+
+/* Whether s[0..len) is ASCII only. */
 static bool ascii_only(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -868,30 +928,137 @@ static bool ascii_only(const char *s, size_t len)
 	return true;
 }
 
-/* The wide forms of value i into the arena (v->wide then set). 0 or -1
- * (ENOMEM). */
-static int form_wide(mask_table_t *t, struct formlist *fl, size_t i)
+/* Writes the wide form `k` (0 UTF-16LE, 1 UTF-16BE, 2 UTF-32LE,
+ * 3 UTF-32BE) of s[0..len), UTF-8 (utf8_text()), into out (room for
+ * 4 * len). Returns its length. */
+static size_t wide_write(const char *s, size_t len, unsigned k, char *out)
 {
-	struct tvalue *v = &t->value[i];
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char *o = (unsigned char *)out;
+	size_t w = k < 2 ? 2 : 4, n = 0;
 
-	v->wide = false;
-	if (v->len == 0 || v->len > WIDE_FORM_MAX_VALUE || v->nowide || !ascii_only(v->real, v->len))
-		return 0;
+	for (size_t i = 0, l; i < len; i += l) {
+		uint32_t cp = u[i], unit[2];
+		size_t nu = 1;
+
+		l = utf8_next(u + i, len - i, &cp);
+		if (l == 0)
+			l = 1;
+		unit[0] = cp;
+		if (w == 2 && cp >= 0x10000) {
+			unit[0] = 0xd800 + ((cp - 0x10000) >> 10);
+			unit[1] = 0xdc00 + (cp & 0x3ff);
+			nu = 2;
+		}
+		for (size_t x = 0; x < nu; x++) {
+			for (size_t b = 0; b < w; b++)
+				o[n + (k % 2 == 0 ? b : w - 1 - b)] = (unsigned char)(unit[x] >> (8 * b));
+			n += w;
+		}
+	}
+	return n;
+}
+
+/* The end of piece p of np of a value s[0..len) cut for its wide forms:
+ * len (p + 1) / np, moved back to the start of a character. */
+static size_t wide_cut(const char *s, size_t len, size_t np, size_t p)
+{
+	size_t end = len * (p + 1) / np;
+
+	while (end < len && end > 0 && ((unsigned char)s[end] & 0xc0) == 0x80)
+		end--;
+	return end;
+}
+
+/* Pieces value v's wide forms are cut into. */
+static size_t wide_pieces(const struct tvalue *v)
+{
+	return (v->len + WIDE_FORM_MAX_VALUE - 1) / WIDE_FORM_MAX_VALUE;
+}
+
+/* The four wide forms of real[0..n) -> sent[0..n) as forms of value i.
+ * 0, 1 (the sentinel's forms would differ in length: none added), -1
+ * (ENOMEM). */
+static int wide_piece(mask_table_t *t, struct formlist *fl, size_t i, const char *real, const char *sent,
+		      size_t n)
+{
+	char *rw[WIDE_FORMS], *sw[WIDE_FORMS];
+	size_t rn[WIDE_FORMS];
+
 	for (unsigned k = 0; k < WIDE_FORMS; k++) {
-		char *rw = mask_secrets_alloc(t->sec, 4 * v->len);
-		char *sw = mask_secrets_alloc(t->sec, 4 * v->len);
-		size_t n;
-
-		if (rw == NULL || sw == NULL)
+		rw[k] = mask_secrets_alloc(t->sec, 4 * n);
+		sw[k] = mask_secrets_alloc(t->sec, 4 * n);
+		if (rw[k] == NULL || sw[k] == NULL)
 			return -1;
-		n = wide_write(v->real, v->len, k, rw);
-		(void)wide_write(v->sent, v->len, k, sw);
-		form_add(fl, (uint32_t)i, rw, sw, n, MASK_PCT_NONE);
+		rn[k] = wide_write(real, n, k, rw[k]);
+		if (wide_write(sent, n, k, sw[k]) != rn[k])
+			return 1;
+	}
+	for (unsigned k = 0; k < WIDE_FORMS; k++) {
+		form_add(fl, (uint32_t)i, rw[k], sw[k], rn[k], MASK_PCT_NONE);
 		/* a line break between two of its characters is two or four
 		 * bytes, no gap the set knows */
 		fl->pairs[fl->n - 1].gaps = false;
 	}
+	return 0;
+}
+
+/* The wide forms of value i into the arena (v->wide then set); the JSON
+ * and base64 forms of its UTF-16 (the block comment above). wscratch:
+ * room for 2 * WIDE_FORM_MAX_VALUE + 2. 0 or -1 (ENOMEM). */
+static int form_wide(mask_table_t *t, struct formlist *fl, size_t i, unsigned char *wscratch)
+{
+	struct tvalue *v = &t->value[i];
+	size_t np, at = 0, mark = fl->n;
+	const char *stdf[3] = {NULL, NULL, NULL};
+	size_t stdn[3] = {0, 0, 0};
+
+	v->wide = false;
+	if (v->len == 0 || v->len > WIDE_VALUE_MAX || v->nowide || !utf8_text(v->real, v->len) ||
+	    !utf8_text(v->sent, v->len))
+		return 0;
+	np = wide_pieces(v);
+	for (size_t p = 0; p < np; p++) {
+		size_t end = wide_cut(v->real, v->len, np, p);
+		int rc = wide_piece(t, fl, i, v->real + at, v->sent + at, end - at);
+
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			fl->n = mark; /* the arena keeps the copies until the table goes */
+			return 0;
+		}
+		at = end;
+	}
 	v->wide = true;
+	if (np != 1)
+		return 0;
+	/* Its UTF-16 (LE, BE) in JSON: pair mark + 0, mark + 1 (no percent
+	 * forms: lines). */
+	if (ascii_only(v->real, v->len))
+		for (unsigned k = 0; k < 2; k++)
+			if (form_json(t, fl, i, (const char *)fl->pairs[mark + k].from,
+				      (const char *)fl->pairs[mark + k].to, fl->pairs[mark + k].from_len, true) != 0)
+				return -1;
+	/* The base64 of its UTF-16LE, in the middle of the data (k % 3:
+	 * alignment; k >= 3: URL-safe). */
+	for (unsigned k = 0; k < WIDE_B64_FORMS; k++) {
+		const struct mask_pair *le = &fl->pairs[mark];
+		size_t cap = le->from_len / 3 * 4 + 8, rn, sn;
+		char *rf = mask_secrets_alloc(t->sec, cap), *sf = mask_secrets_alloc(t->sec, cap);
+
+		if (rf == NULL || sf == NULL)
+			return -1;
+		rn = b64_form((const char *)le->from, le->from_len, k % 3, k >= 3, false, wscratch, rf);
+		sn = b64_form((const char *)le->to, le->to_len, k % 3, k >= 3, false, wscratch, sf);
+		if (rn < 8 || rn != sn || (k >= 3 && stdn[k - 3] == rn && memcmp(rf, stdf[k - 3], rn) == 0))
+			continue;
+		if (k < 3) {
+			stdf[k] = rf;
+			stdn[k] = rn;
+		}
+		form_add(fl, (uint32_t)i, rf, sf, rn, MASK_PCT_NONE);
+	}
 	return 0;
 }
 
@@ -902,7 +1069,8 @@ static int form_wide(mask_table_t *t, struct formlist *fl, size_t i)
  * ';', and its wide forms. */
 #define FORMS_PER_VALUE                                                                              \
 	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + \
-	 FORM_PIECES_MAX + 1 + JSON_STYLES + 3 * SPLIT_PIECES_MAX * 2 * (1 + JSON_STYLES) + WIDE_FORMS)
+	 FORM_PIECES_MAX + 1 + JSON_STYLES + 3 * SPLIT_PIECES_MAX * 2 * (1 + JSON_STYLES) +                 \
+	 WIDE_FORMS * WIDE_PIECES_MAX + 2 * JSON_STYLES + WIDE_B64_FORMS)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -913,7 +1081,7 @@ static int form_wide(mask_table_t *t, struct formlist *fl, size_t i)
 static int build_forms(mask_table_t *t)
 {
 	struct formlist fl = {NULL, NULL, 0, NULL, false};
-	unsigned char *scratch = NULL;
+	unsigned char *scratch = NULL, *wscratch = NULL;
 	size_t i, maxlen = 0;
 
 	for (i = 0; i < t->nvalues; i++)
@@ -957,8 +1125,12 @@ static int build_forms(mask_table_t *t)
 	for (i = 0; i < t->nvalues; i++)
 		if (form_b64(t, &fl, i, scratch) != 0)
 			goto nomem;
+	for (i = 0; i < t->nvalues && wscratch == NULL; i++)
+		if (t->value[i].len <= WIDE_FORM_MAX_VALUE &&
+		    (wscratch = mask_secrets_alloc(t->sec, 2 * WIDE_FORM_MAX_VALUE + 2)) == NULL)
+			goto nomem;
 	for (i = 0; i < t->nvalues; i++)
-		if (form_wide(t, &fl, i) != 0)
+		if (form_wide(t, &fl, i, wscratch) != 0)
 			goto nomem;
 	/* The pairs point into the arena; the list is kept for the
 	 * outbound sets built later. */
@@ -1085,6 +1257,8 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 #define FOLD_VALUE_MAX MASK_PATTERN_MAX_BYTES
 /* The most bytes the folded wide forms of all values take (build_folded()). */
 #define WIDE_FOLD_MAX_BYTES (MASK_SET_MAX_BYTES / 4)
+/* Bytes of folded wide forms a value byte: 2 + 2 (UTF-16), 4 + 4 (UTF-32). */
+#define WIDE_FOLD_WEIGHT 12
 
 /* Adds folded[0..len) (in low at off) as pair n of t->folded for value
  * v unless a pair already holds it; returns the new count of pairs. */
@@ -1116,7 +1290,7 @@ static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, uns
  */
 static int build_folded(mask_table_t *t)
 {
-	size_t npat = t->nvalues * (1 + PIECES_MAX + WIDE_FOLDED) + 1;
+	size_t npat = t->nvalues * (1 + PIECES_MAX + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
 	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
 	size_t total = 0, off = 0, n = 0, wsum = 0;
@@ -1130,10 +1304,10 @@ static int build_folded(mask_table_t *t)
 	for (size_t v = 0; v < t->nvalues; v++) {
 		struct tvalue *tv = &t->value[v];
 
-		if (tv->wide && wsum + 4 * tv->len > WIDE_FOLD_MAX_BYTES)
+		if (tv->wide && wsum + WIDE_FOLD_WEIGHT * tv->len > WIDE_FOLD_MAX_BYTES)
 			tv->wide = false;
 		if (tv->wide)
-			wsum += 4 * tv->len;
+			wsum += WIDE_FOLD_WEIGHT * tv->len;
 	}
 	/* A value, and its pieces: at most twice its length; its wide forms. */
 	for (size_t v = 0; v < t->nvalues; v++)
@@ -1154,15 +1328,20 @@ static int build_folded(mask_table_t *t)
 		for (size_t k = 0; k < np; k++)
 			n = folded_add(t, pairs, n, low, &off,
 				       mask_fold(low + off, tv->real + pc[k].off, pc[k].len), v);
-		/* ASCII only: a wide form folds to the same length (NULs
-		 * stay, A-Z are lower-cased). UTF-16's only: UTF-32 with a
-		 * value's case changed is rare, and its forms would double
-		 * what a body's fold holds back (a close-delimited body cut
-		 * by a FIN loses that much more). */
-		for (unsigned k = 0; tv->wide && k < WIDE_FOLDED; k++) {
-			size_t wl = wide_write(tv->real, len, k, (char *)low + off);
+		/* Its wide forms, in the pieces form_wide() cuts (NULs stay,
+		 * A-Z are lower-cased). UTF-32's too (perf46m): the fold then
+		 * holds back up to 4 bytes a value byte (a close-delimited
+		 * body cut by a FIN loses that much more), the price of
+		 * dropping the first-bytes sniff. */
+		for (size_t p = 0, at = 0, wp = wide_pieces(tv); tv->wide && p < wp; p++) {
+			size_t end = wide_cut(tv->real, len, wp, p);
 
-			n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, low + off, wl), v);
+			for (unsigned k = 0; k < WIDE_FOLDED; k++) {
+				size_t wl = wide_write(tv->real + at, end - at, k, (char *)low + off);
+
+				n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, low + off, wl), v);
+			}
+			at = end;
 		}
 	}
 	t->wide_all = true;
@@ -1229,19 +1408,22 @@ static bool any_wide(const mask_table_t *t)
 	return false;
 }
 
-/* The remask and detect sets made again, after a value went without
- * some of its forms. */
-static void sets_again(mask_table_t *t)
+/* Frees the remask and detect sets and the forms list they were built
+ * from (build_forms()), leaving none. */
+static void sets_free(mask_table_t *t)
 {
 	mask_set_free(t->inbound);
 	mask_set_free(t->detect);
 	t->inbound = NULL;
 	t->detect = NULL;
-	free(t->form);
-	free(t->form_value);
-	t->form = NULL;
-	t->form_value = NULL;
-	t->nform = 0;
+	forms_free(t);
+}
+
+/* The remask and detect sets made again, after a value went without
+ * some of its forms. */
+static void sets_again(mask_table_t *t)
+{
+	sets_free(t);
 	t->set_res = MASK_SET_OK;
 	t->inbound = build_inbound(t);
 	if (t->inbound != NULL)
@@ -1332,19 +1514,14 @@ void table_free_sets(mask_table_t *t)
 	free(t->cache);
 	t->cache = NULL;
 	t->ncache = t->cachecap = 0;
-	mask_set_free(t->inbound);
-	mask_set_free(t->detect);
+	sets_free(t);
 	mask_set_free(t->folded);
-	t->inbound = t->detect = t->folded = NULL;
+	t->folded = NULL;
 	free(t->folded_value);
 	free(t->folded_counts);
 	t->folded_value = NULL;
 	t->folded_counts = NULL;
-	free(t->form);
-	free(t->form_value);
 	free(t->form_drop);
-	t->form = NULL;
-	t->form_value = NULL;
 	t->form_drop = NULL;
 	free(t->detect_counts);
 	t->detect_counts = NULL;

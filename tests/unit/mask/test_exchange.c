@@ -490,8 +490,8 @@ static size_t widen(char *dst, const char *src, size_t n, int width, bool upper)
  * body (after a binary start: the proxy looked at a body's first 4
  * bytes only), fed 3 bytes a call, comes out with its sentinel's form in
  * its place, the body's length kept (fails before: the wide forms came
- * out as they went in); upper-cased in UTF-16, the fold finds it (fails
- * before: case_real NULL). mask_table_wide_forms(): every value here is ASCII.
+ * out as they went in); upper-cased in UTF-16 or UTF-32, the fold finds
+ * it (fails before: case_real NULL; UTF-32 until perf46m). mask_table_wide_forms(): every value here is ASCII.
  */
 static void test_body_wide(void)
 {
@@ -531,12 +531,9 @@ static void test_body_wide(void)
 		n = widen(form, f.body_sent, strlen(f.body_sent), widths[wi], false);
 		CU_ASSERT_PTR_NOT_NULL(memmem(got, len, form, n));
 		(void)evbuffer_drain(out, evbuffer_get_length(out));
-		/* upper-cased: the fold finds it in UTF-16 (not in UTF-32:
-		 * its folded forms would double what the fold holds back) */
-		if (wi >= 2) {
-			explicit_bzero(body, sizeof(body));
-			continue;
-		}
+		/* upper-cased: the fold finds it in UTF-16, and in UTF-32
+		 * (perf46m: every value here is wide, so the proxy's sniff
+		 * is off; UTF-32 passed, case_real NULL) */
 		len = 16;
 		len += widen(body + len, XR_HDR, strlen(XR_HDR), widths[wi], true);
 		mask_exch_begin(f.x);

@@ -1518,6 +1518,155 @@ static void test_percent(void)
 	}
 }
 
+/*
+ * perf46m: the NUL split (automaton.h nul_split, stream.c skip_next()).
+ * A value's UTF-16 and UTF-32 forms (a NUL in their first two bytes)
+ * are out of the first-byte and Teddy tables, so text with no NUL skips
+ * as fast as without them (fails before: 0 was a first byte, nfirst 2);
+ * a NUL pattern is looked for only near a NUL or the end of a call. Each
+ * form split at every offset (one cut, and a cut before and after each
+ * byte), a NUL-free chunk that ends in a wide form's first byte followed
+ * by the rest, and random inputs of the patterns' bytes with random cuts,
+ * through every skip path: the output and counts are the reference's.
+ */
+#define WV "Tok9"
+static const unsigned char wide_from[7][17] = {
+	"Tok9", "T\0o\0k\0" "9\0", "\0T\0o\0k\0" "9", "T\0\0\0o\0\0\0k\0\0\0" "9\0\0\0",
+	"\0\0\0T\0\0\0o\0\0\0k\0\0\0" "9", "ab\0cd", "zz",
+};
+static const unsigned char wide_to[7][17] = {
+	"S3n7", "S\0" "3\0n\0" "7\0", "\0S\0" "3\0n\0" "7", "S\0\0\0" "3\0\0\0n\0\0\0" "7\0\0\0",
+	"\0\0\0S\0\0\0" "3\0\0\0n\0\0\0" "7", "xy\0zw", "yy",
+};
+static const size_t wide_len[7] = { 4, 8, 8, 16, 16, 5, 2 };
+
+static mask_set_t *wide_set(void)
+{
+	struct mask_pair pairs[7];
+	enum mask_set_result res;
+	mask_set_t *set;
+
+	for (size_t k = 0; k < 7; k++)
+		pairs[k] = (struct mask_pair){ .from = wide_from[k], .from_len = wide_len[k], .to = wide_to[k],
+					       .to_len = wide_len[k], .pct = k == 0 ? MASK_PCT_ALL : MASK_PCT_NONE,
+					       .gaps = k == 0 };
+	set = mask_set_new(pairs, 7, MASK_SET_NO_MLOCK, &res);
+	CU_ASSERT_FATAL(set != NULL);
+	return set;
+}
+
+/* in through the set in every skip mode, cut at cuts: the reference's? */
+static bool wide_same(mask_set_t *set, const unsigned char *in, size_t len, const size_t *cuts, size_t ncuts)
+{
+	struct bytes ref = { 0 };
+	uint64_t rc[7] = { 0 }, counts[7];
+	bool ok = true;
+
+	ref_replace(set, in, len, &ref, rc);
+	for (int mode = 0; mode < 3 && ok; mode++) {
+		struct evbuffer *out;
+#ifdef HAVE_TEDDY
+		bool t = set->use_teddy, t32 = set->use_teddy32;
+
+		if (mode == 1)
+			set->use_teddy = false;
+		if (mode == 2)
+			set->use_teddy32 = false;
+#endif
+		out = run_stream(set, in, len, cuts, ncuts, mode == 2, counts);
+		ok = same_result(out, counts, &ref, rc, 7);
+		evbuffer_free(out);
+#ifdef HAVE_TEDDY
+		set->use_teddy = t;
+		set->use_teddy32 = t32;
+#endif
+	}
+	free(ref.p);
+	return ok;
+}
+
+static void test_wide_split(void)
+{
+	static const char text[] = "The Tok T o k 9 Tok8 Tokens, ab cd zz top; T";
+	mask_set_t *set = wide_set();
+	unsigned char in[512];
+	size_t cuts[4];
+
+	CU_ASSERT(set->first[0] == 0);
+	CU_ASSERT(set->nfirst == 3); /* T, a, z */
+	for (size_t k = 0; k < 7; k++) {
+		size_t len = 0;
+		char nm[80];
+
+		memcpy(in, text, sizeof(text) - 1);
+		len = sizeof(text) - 1;
+		memcpy(in + len, wide_from[k], wide_len[k]);
+		len += wide_len[k];
+		memcpy(in + len, "\x01\x00 tail", 7);
+		len += 7;
+		for (size_t c = 1; c < len; c++) {
+			cuts[0] = c;
+			if (!wide_same(set, in, len, cuts, 1))
+				FAILF("form %zu (%s), cut at %zu: differs", k, show(wide_from[k], wide_len[k], nm, sizeof(nm)), c);
+			if (c + 1 < len) {
+				cuts[1] = c + 1;
+				if (!wide_same(set, in, len, cuts, 2))
+					FAILF("form %zu, cuts at %zu and %zu: differs", k, c, c + 1);
+			}
+		}
+		/* the NUL-free chunk then the wide one: the form's first byte
+		 * ends the first (the text ends in 'T' already) */
+		memcpy(in, text, sizeof(text) - 1);
+		len = sizeof(text) - 1;
+		memcpy(in + len, wide_from[k] + 1, wide_len[k] - 1);
+		len += wide_len[k] - 1;
+		cuts[0] = sizeof(text) - 1;
+		if (!wide_same(set, in, len, cuts, 1))
+			FAILF("form %zu: a NUL-free chunk then the rest: differs", k);
+	}
+	/* random inputs of the patterns' bytes, NULs dense or sparse */
+	prng_state = prop_seed() ^ 0x5bd1e995u;
+	for (unsigned iter = 0; iter < 300; iter++) {
+		static const unsigned char alpha[] = { 'T', 'o', 'k', '9', 0, 'a', 'b', 'z', 'x', ' ' };
+		size_t len = 1 + rnd(sizeof(in)), ncuts = rnd(4), nulpct = rnd(3) == 0 ? 0 : 1 + rnd(60);
+		for (size_t i = 0; i < len;) {
+			if (rnd(8) == 0) {
+				size_t k = rnd(7), m = wide_len[k] < len - i ? wide_len[k] : len - i;
+
+				memcpy(in + i, wide_from[k], m);
+				i += m;
+				continue;
+			}
+			in[i] = alpha[rnd(100) < nulpct ? 4 : rnd(sizeof(alpha))];
+			if (nulpct == 0 && in[i] == 0)
+				in[i] = 'x';
+			i++;
+		}
+		for (size_t c = 0; c < ncuts; c++)
+			cuts[c] = 1 + rnd(len);
+		for (size_t a = 0; a < ncuts; a++) /* sorted, distinct, inside */
+			for (size_t b = a + 1; b < ncuts; b++)
+				if (cuts[b] < cuts[a]) {
+					size_t x = cuts[a];
+					cuts[a] = cuts[b];
+					cuts[b] = x;
+				}
+		{
+			size_t w = 0;
+
+			for (size_t c = 0; c < ncuts; c++)
+				if (cuts[c] < len && (w == 0 || cuts[c] != cuts[w - 1]))
+					cuts[w++] = cuts[c];
+			ncuts = w;
+		}
+		if (!wide_same(set, in, len, cuts, ncuts)) {
+			FAILF("random %u (seed %" PRIu64 "): differs", iter, prng_state);
+			break;
+		}
+	}
+	mask_set_free(set);
+}
+
 TEST_REGISTRAR(register_mask_stream_set)
 {
 	CU_pSuite s = test_suite("mask_stream_set", NULL, NULL);
@@ -1527,4 +1676,5 @@ TEST_REGISTRAR(register_mask_stream_set)
 	test_add(s, "arena and hold-back wiped at free", test_set_wipe);
 	test_add(s, "hold-back wiped as it shrinks and at finish", test_hold_wipe);
 	test_add(s, "percent-encoded forms", test_percent);
+	test_add(s, "wide forms: NUL patterns skipped where no NUL is near; split at every offset", test_wide_split);
 }

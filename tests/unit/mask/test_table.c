@@ -1194,7 +1194,9 @@ static void test_wide_forms(void)
 	CU_ASSERT(out != NULL && outlen == n && memcmp(out, in, 6) == 0 && memcmp(out, in, n) != 0);
 	free(out);
 	fx_teardown(&f);
-	setenv("PV_MT_WIDE", "tok-\xc3\xa9t\xc3\xa9-Zq9Wv8Ut7Sr6Qp5On4Ml3", 1);
+	/* a value that is no UTF-8 (a lone 0xff) has no UTF-16: none, the
+	 * proxy keeps its sniff */
+	setenv("PV_MT_WIDE", "tok-\xff\xfe-Zq9Wv8Ut7Sr6Qp5On4Ml3", 1);
 	p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	t = mask_table_new(p, err, sizeof(err));
@@ -1204,6 +1206,157 @@ static void test_wide_forms(void)
 	mask_table_free(t);
 	policy_free(p);
 	unsetenv("PV_MT_WIDE");
+}
+
+/* UTF-8 s (at most 4-byte characters) as UTF-16 (w 2) or UTF-32 (w 4),
+ * LE or BE, into out; a second encoder, the test's own. */
+static size_t t_wide(const unsigned char *s, size_t n, unsigned w, bool be, unsigned char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n;) {
+		uint32_t cp, u[2];
+		size_t nu = 1;
+
+		if (s[i] < 0x80)
+			cp = s[i], i += 1;
+		else if (s[i] < 0xe0)
+			cp = (uint32_t)(s[i] & 0x1f) << 6 | (s[i + 1] & 0x3f), i += 2;
+		else if (s[i] < 0xf0)
+			cp = (uint32_t)(s[i] & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 | (s[i + 2] & 0x3f), i += 3;
+		else
+			cp = (uint32_t)(s[i] & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3f) << 12 |
+			     (uint32_t)(s[i + 2] & 0x3f) << 6 | (s[i + 3] & 0x3f), i += 4;
+		u[0] = cp;
+		if (w == 2 && cp > 0xffff) {
+			u[0] = 0xd800 + ((cp - 0x10000) >> 10);
+			u[1] = 0xdc00 + (cp & 0x3ff);
+			nu = 2;
+		}
+		for (size_t x = 0; x < nu; x++, o += w)
+			for (unsigned b = 0; b < w; b++)
+				out[o + (be ? w - 1 - b : b)] = (unsigned char)(u[x] >> (8 * b));
+	}
+	return o;
+}
+
+/* Whether out has none of the windows of 8 characters of w bytes (every
+ * 2 characters) of form[0..fn): one of 8 holds a letter or a digit the
+ * sentinel changed (fewer may all be punctuation it keeps). */
+static bool form_gone(const char *out, size_t outlen, const unsigned char *form, size_t fn, size_t w)
+{
+	for (size_t k = 0; k + 8 * w <= fn; k += 2 * w)
+		if (memmem(out, outlen, form + k, 8 * w) != NULL)
+			return false;
+	return true;
+}
+
+/*
+ * perf46m (round 45's not-done): the UTF-16 and UTF-32 of a value with
+ * non-ASCII characters (é, a 3-byte €, a 4-byte character: a UTF-16
+ * surrogate pair), of a value over 1 KiB (in pieces; over 4 KiB none,
+ * the sniff stays), the JSON form of
+ * a value's UTF-16 (a NUL as \u0000) and the base64 of its UTF-16LE are
+ * re-masked, and such tables keep mask_table_wide_forms() (fails before:
+ * wide forms false, nothing re-masked). A form split by the table's
+ * pieces at no matter which character still goes whole.
+ */
+static void test_wide_more(void)
+{
+	static const char doc[] = "network:\n  allowedDomains: [api.example.com]\ncredentials:\n  envVars:\n"
+				  "    - {name: PV_MT_W1, mode: mask, injectHosts: [api.example.com]}\n"
+				  "    - {name: PV_MT_W2, mode: mask, injectHosts: [api.example.com]}\n";
+	static const char v1[] = "tok-\xc3\xa9t\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x94\x91-Zq9Wv8Ut7Sr6Qp5On4Ml3";
+	char *v2 = malloc(2501), err[256], *out = NULL;
+	unsigned char *in = malloc(16 * 2600);
+	size_t n, outlen = 0;
+	unsigned nerr = 0;
+	policy_t *p;
+	mask_table_t *t;
+
+	CU_ASSERT_FATAL(v2 != NULL && in != NULL);
+	for (size_t k = 0; k < 2500; k++)
+		v2[k] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(k * 7 + k / 64) % 64];
+	v2[2500] = '\0';
+	setenv("PV_MT_W1", v1, 1);
+	setenv("PV_MT_W2", v2, 1);
+	p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT(mask_table_wide_forms(t));
+	for (int v = 0; v < 2; v++) {
+		const unsigned char *val = (const unsigned char *)(v == 0 ? v1 : v2);
+		size_t vl = strlen((const char *)val);
+
+		for (unsigned w = 2; w <= 4; w += 2) {
+			for (int be = 0; be < 2; be++) {
+				memcpy(in, "\x89PNG\0\x01", 6);
+				n = 6 + t_wide(val, vl, w, be, in + 6);
+				memcpy(in + n, "\x02\0", 2);
+				n += 2;
+				out = NULL;
+				CU_ASSERT_EQUAL(mask_table_remask(t, in, n, &out, &outlen), 1);
+				if (out == NULL || !form_gone(out, outlen, in + 6, n - 8, w))
+					fprintf(stderr, "\n  value %d, UTF-%u%s: left", v + 1, w * 8, be ? "BE" : "LE");
+				CU_ASSERT(out != NULL && outlen == n && form_gone(out, outlen, in + 6, n - 8, w));
+				free(out);
+			}
+		}
+	}
+	mask_table_free(t);
+	policy_free(p);
+	unsetenv("PV_MT_W1");
+	unsetenv("PV_MT_W2");
+	explicit_bzero(v2, 2501);
+	free(v2);
+	free(in);
+}
+
+/* The JSON (\u0000) and base64 forms of REAL_GH's UTF-16 through the
+ * fixture (fails before: nothing re-masked). */
+static void test_wide_encoded(void)
+{
+	struct fx f;
+	unsigned char w[256];
+	char js[1024], e[512], *out = NULL;
+	size_t wn, jn, outlen = 0;
+	long en;
+
+	CU_ASSERT_FATAL(fx_setup(&f) == 0);
+	for (int be = 0; be < 2; be++) {
+		wn = t_wide((const unsigned char *)REAL_GH, strlen(REAL_GH), 2, be, w);
+		jn = 0;
+		for (size_t k = 0; k < wn; k++) {
+			if (w[k] == 0) {
+				memcpy(js + jn, "\\u0000", 6);
+				jn += 6;
+			} else {
+				js[jn++] = (char)w[k];
+			}
+		}
+		out = NULL;
+		CU_ASSERT_EQUAL(mask_table_remask(f.t, js, jn, &out, &outlen), 1);
+		CU_ASSERT(out != NULL && outlen == jn && memmem(out, outlen, "g\\u0000h\\u0000p", 13) != NULL &&
+			  memmem(out, outlen, js + 30, 40) == NULL);
+		free(out);
+	}
+	/* base64 of its UTF-16LE at each alignment, in the middle of text */
+	for (size_t lead = 0; lead < 3; lead++) {
+		unsigned char buf[300];
+
+		memcpy(buf, "xyz", lead);
+		wn = lead + t_wide((const unsigned char *)REAL_GH, strlen(REAL_GH), 2, false, buf + lead);
+		memcpy(buf + wn, "!!!", 3);
+		wn += 3;
+		en = mask_b64_encode(buf, wn, e, sizeof(e));
+		CU_ASSERT_FATAL(en > 0);
+		out = NULL;
+		CU_ASSERT_EQUAL(mask_table_remask(f.t, e, (size_t)en, &out, &outlen), 1);
+		CU_ASSERT(out != NULL && outlen == (size_t)en && memmem(out, outlen, e + 8, 40) == NULL);
+		free(out);
+	}
+	fx_teardown(&f);
 }
 
 /*
@@ -1268,6 +1421,106 @@ static void test_wide_many_values(void)
 	CU_ASSERT(built);
 	CU_ASSERT(all);
 	CU_ASSERT_FALSE(wide);
+}
+
+/*
+ * perf46m: the matcher's cost per byte (docs/architecture.md "The
+ * masking cost"): the remask set of a table of 1, 10 and 100 ASCII
+ * values of 40 bytes (each with its four wide forms) fed 4 MiB in 16 KiB
+ * chunks of English-like text, random binary and that text in UTF-16LE;
+ * prints ns/byte (best of 3) with PV_MT_TIMING set, else runs once
+ * (smaller) and checks only that nothing was found in data holding none.
+ */
+static void timing_values(unsigned nv)
+{
+	static const char *const words[] = { "the ", "right ", "through ", "token ", "value ", "and ",
+					     "of ", "a ", "request\n", "Zebra, ", "quick ", "0x1f ", "json: " };
+	size_t total = getenv("PV_MT_TIMING") != NULL ? (size_t)4 << 20 : (size_t)256 << 10;
+	size_t cap = 256 + nv * 96, dl, k;
+	char *doc = malloc(cap), name[32], val[64], err[256];
+	unsigned char *text = malloc(total), *bin = malloc(total), *u16 = malloc(total);
+	unsigned nerr = 0;
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+	policy_t *p;
+	mask_table_t *t;
+
+	CU_ASSERT_FATAL(doc != NULL && text != NULL && bin != NULL && u16 != NULL);
+	dl = (size_t)snprintf(doc, cap, "network:\n  allowedDomains: [api.example.com]\ncredentials:\n  envVars:\n");
+	for (unsigned i = 0; i < nv; i++) {
+		(void)snprintf(name, sizeof(name), "PV_MT_TIME%u", i);
+		(void)snprintf(val, sizeof(val), "tok%03u-Zq9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0Ed", i);
+		CU_ASSERT_EQUAL(setenv(name, val, 1), 0);
+		dl += (size_t)snprintf(doc + dl, cap - dl,
+				       "    - {name: %s, mode: mask, injectHosts: [api.example.com]}\n", name);
+	}
+	for (k = 0; k < total;) {
+		const char *w;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		w = words[r % ARRAY_LEN(words)];
+		for (size_t x = 0; w[x] != '\0' && k < total; x++)
+			text[k++] = (unsigned char)w[x];
+	}
+	for (k = 0; k < total; k++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		bin[k] = (unsigned char)(r >> 24);
+		u16[k] = k % 2 == 0 ? text[k / 2] : 0;
+	}
+	p = policy_load_buffer("t.yaml", doc, dl, stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	t = mask_table_new(p, err, sizeof(err));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	if (getenv("PV_MT_TIMING") != NULL)
+		fprintf(stderr, "\n  %3u values (wide forms %s):", nv, mask_table_wide_forms(t) ? "on" : "off");
+	for (int d = 0; d < 3; d++) {
+		const unsigned char *data = d == 0 ? text : d == 1 ? bin : u16;
+		double best = 1e9;
+
+		for (int run = 0; run < (getenv("PV_MT_TIMING") != NULL ? 3 : 1); run++) {
+			mask_stream_t *st = mask_stream_new(mask_table_inbound_set(t));
+			struct evbuffer *out = evbuffer_new();
+			struct timespec a, b;
+			double ns;
+
+			CU_ASSERT_FATAL(st != NULL && out != NULL);
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			for (k = 0; k < total; k += 16384) {
+				CU_ASSERT_EQUAL(mask_stream_feed(st, data + k, 16384, out), 0);
+				(void)evbuffer_drain(out, evbuffer_get_length(out));
+			}
+			CU_ASSERT_EQUAL(mask_stream_finish(st, out), 0);
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)total;
+			if (ns < best)
+				best = ns;
+			CU_ASSERT_EQUAL(mask_stream_total(st), 0);
+			mask_stream_free(st);
+			evbuffer_free(out);
+		}
+		if (getenv("PV_MT_TIMING") != NULL)
+			fprintf(stderr, " %s %.2f", d == 0 ? "text" : d == 1 ? "binary" : "utf16", best);
+	}
+	mask_table_free(t);
+	policy_free(p);
+	for (unsigned i = 0; i < nv; i++) {
+		(void)snprintf(name, sizeof(name), "PV_MT_TIME%u", i);
+		(void)unsetenv(name);
+	}
+	free(doc);
+	free(text);
+	free(bin);
+	free(u16);
+}
+
+static void test_matcher_timing(void)
+{
+	timing_values(1);
+	timing_values(10);
+	timing_values(100);
 }
 
 /*
@@ -2444,6 +2697,9 @@ TEST_REGISTRAR(register_mask_table)
 		 test_big_forms_bound);
 	test_add(s, "wide forms: UTF-16/32 of ASCII values re-masked, none for a non-ASCII value", test_wide_forms);
 	test_add(s, "wide forms: many values, the wide forms go first (table built, outbound forms kept)", test_wide_many_values);
+	test_add(s, "wide forms: non-ASCII values and values over 1 KiB (pieces) in UTF-16/32 re-masked", test_wide_more);
+	test_add(s, "wide forms: the JSON (\\u0000) and base64 forms of a value's UTF-16 re-masked", test_wide_encoded);
+	test_add(s, "matcher timing: ns/byte on text, binary, UTF-16 text, 1/10/100 values (PV_MT_TIMING=1 prints)", test_matcher_timing);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
 	test_add(s, "mlock refused: flagged, still works", test_mlock_refused);
