@@ -856,6 +856,11 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 		gap_record(st, g);
 }
 
+/* Bytes with no NUL after which skip_next() looks for the next with
+ * memchr() again. */
+_Static_assert(NUL_LEAD == 1, "skip_next() looks one byte ahead");
+#define SKIP_NUL_QUIET 32
+
 /* What skip_next() learnt of one segment: the next NUL at or after some
  * offset (valid while the scan has not passed it), and the first place
  * skip_root() stops at from some offset (valid while not passed). */
@@ -904,9 +909,21 @@ static size_t skip_next(const mask_set_t *set, const unsigned char *seg, size_t 
 		from = m->nul >= NUL_LEAD ? m->nul - NUL_LEAD : 0;
 		if (from > j)
 			j = from;
-		for (; j < m->text && j <= m->nul && j < n; j++)
-			if (set->wfirst[seg[j]] && skip_cand(set, seg, j, n))
+		/* From there byte by byte while NULs keep coming (UTF-16 text
+		 * has one every other byte: a memchr() each would cost more
+		 * than the bytes), memchr() again after SKIP_NUL_QUIET bytes
+		 * with none. */
+		for (size_t quiet = 0; j < m->text && j < n && quiet <= SKIP_NUL_QUIET; j++) {
+			/* NUL_LEAD is 1: a NUL here or next */
+			bool near = j + 1 >= n || seg[j] == 0 || seg[j + 1] == 0;
+
+			quiet = seg[j] == 0 ? 0 : quiet + 1;
+			if (near && set->wfirst[seg[j]] && skip_cand(set, seg, j, n)) {
+				m->nul_ok = false;
 				return j;
+			}
+		}
+		m->nul_ok = false;
 		if (j >= n)
 			break;
 	}
