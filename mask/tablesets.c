@@ -845,9 +845,11 @@ static int form_php_big(mask_table_t *t, struct formlist *fl, size_t i)
  * keeps every byte of 0x80 or more, SPEC §4.1, so its text has the same
  * characters where they are, and its forms the same lengths); one over
  * WIDE_FORM_MAX_VALUE in pieces, up to WIDE_VALUE_MAX; for a value of
- * at most WIDE_FORM_MAX_VALUE, the JSON forms of its UTF-16 (a NUL as \u0000: a string holding the bytes) when
- * it is ASCII, and the base64 of its UTF-16LE (PowerShell's
- * -EncodedCommand, .NET's Encoding.Unicode). A value that is no UTF-8
+ * at most WIDE_FORM_MAX_VALUE, the base64 of its UTF-16LE (PowerShell's
+ * -EncodedCommand, .NET's Encoding.Unicode). Not the JSON of its UTF-16
+ * (a NUL as \u0000): seven bytes a value byte, it would near double what
+ * every stream holds back (a close-delimited body cut by a FIN loses
+ * that). A value that is no UTF-8
  * (a byte of 0x80 or more outside a character) has no UTF-16: none, and
  * the proxy keeps its first-bytes sniff (mask_table_wide_forms()).
  */
@@ -915,15 +917,6 @@ static bool utf8_text(const char *s, size_t len)
 
 	for (size_t i = 0, l; i < len; i += l)
 		if ((l = utf8_next(u + i, len - i, &cp)) == 0)
-			return false;
-	return true;
-}
-
-/* Whether s[0..len) is ASCII only. */
-static bool ascii_only(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] >= 0x80)
 			return false;
 	return true;
 }
@@ -1003,8 +996,8 @@ static int wide_piece(mask_table_t *t, struct formlist *fl, size_t i, const char
 	return 0;
 }
 
-/* The wide forms of value i into the arena (v->wide then set); the JSON
- * and base64 forms of its UTF-16 (the block comment above). wscratch:
+/* The wide forms of value i into the arena (v->wide then set); the
+ * base64 forms of its UTF-16LE (the block comment above). wscratch:
  * room for 2 * WIDE_FORM_MAX_VALUE + 2. 0 or -1 (ENOMEM). */
 static int form_wide(mask_table_t *t, struct formlist *fl, size_t i, unsigned char *wscratch)
 {
@@ -1033,13 +1026,6 @@ static int form_wide(mask_table_t *t, struct formlist *fl, size_t i, unsigned ch
 	v->wide = true;
 	if (np != 1)
 		return 0;
-	/* Its UTF-16 (LE, BE) in JSON: pair mark + 0, mark + 1 (no percent
-	 * forms: lines). */
-	if (ascii_only(v->real, v->len))
-		for (unsigned k = 0; k < 2; k++)
-			if (form_json(t, fl, i, (const char *)fl->pairs[mark + k].from,
-				      (const char *)fl->pairs[mark + k].to, fl->pairs[mark + k].from_len, true) != 0)
-				return -1;
 	/* The base64 of its UTF-16LE, in the middle of the data (k % 3:
 	 * alignment; k >= 3: URL-safe). */
 	for (unsigned k = 0; k < WIDE_B64_FORMS; k++) {
@@ -1070,7 +1056,7 @@ static int form_wide(mask_table_t *t, struct formlist *fl, size_t i, unsigned ch
 #define FORMS_PER_VALUE                                                                              \
 	(1 + JSON_STYLES + 12 + 6 * FORM_PIECES_MAX + 2 * (1 + JSON_STYLES) + 1 + FORM_PIECES_MAX + 1 + \
 	 FORM_PIECES_MAX + 1 + JSON_STYLES + 3 * SPLIT_PIECES_MAX * 2 * (1 + JSON_STYLES) +                 \
-	 WIDE_FORMS * WIDE_PIECES_MAX + 2 * JSON_STYLES + WIDE_B64_FORMS)
+	 WIDE_FORMS * WIDE_PIECES_MAX + WIDE_B64_FORMS)
 
 /* The pairs of the remask set (build_inbound()) into t->form, with the
  * value of each in t->form_value: the raw values first (pair i = value
@@ -1265,6 +1251,8 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, unsigned char *low,
 			 size_t *off, size_t len, size_t v)
 {
+	size_t rm;
+
 	for (size_t k = 0; k < n; k++)
 		if (pairs[k].from_len == len && memcmp(pairs[k].from, low + *off, len) == 0)
 			return n;
@@ -1272,8 +1260,14 @@ static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, uns
 	pairs[n].from_len = pairs[n].to_len = len;
 	t->folded_value[n] = (uint32_t)v;
 	*off += len;
-	if (mask_fold_rawmax(pairs[n].from, len) > t->folded_rawmax)
-		t->folded_rawmax = mask_fold_rawmax(pairs[n].from, len);
+	/* A wide form (it holds a NUL) is found in UTF-16 or UTF-32 text,
+	 * where a letter is its code unit, never a UTF-8 sequence the fold
+	 * takes to it: its own length (perf46m: mask_fold_rawmax()'s 3 or 4
+	 * bytes a k or an i made the UTF-32 forms' hold-back swallow a
+	 * close-delimited body of 300 bytes whole at a FIN). */
+	rm = memchr(pairs[n].from, 0, len) != NULL ? len : mask_fold_rawmax(pairs[n].from, len);
+	if (rm > t->folded_rawmax)
+		t->folded_rawmax = rm;
 	return n + 1;
 }
 

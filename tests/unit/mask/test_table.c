@@ -1255,9 +1255,7 @@ static bool form_gone(const char *out, size_t outlen, const unsigned char *form,
  * perf46m (round 45's not-done): the UTF-16 and UTF-32 of a value with
  * non-ASCII characters (é, a 3-byte €, a 4-byte character: a UTF-16
  * surrogate pair), of a value over 1 KiB (in pieces; over 4 KiB none,
- * the sniff stays), the JSON form of
- * a value's UTF-16 (a NUL as \u0000) and the base64 of its UTF-16LE are
- * re-masked, and such tables keep mask_table_wide_forms() (fails before:
+ * the sniff stays) are re-masked, and such tables keep mask_table_wide_forms() (fails before:
  * wide forms false, nothing re-masked). A form split by the table's
  * pieces at no matter which character still goes whole.
  */
@@ -1313,8 +1311,9 @@ static void test_wide_more(void)
 	free(in);
 }
 
-/* The JSON (\u0000) and base64 forms of REAL_GH's UTF-16 through the
- * fixture (fails before: nothing re-masked). */
+/* The base64 forms of REAL_GH's UTF-16LE through the fixture (fails
+ * before: nothing re-masked); its UTF-16 in JSON (a NUL as \u0000) is
+ * not re-masked (docs/masking.md: seven bytes a value byte held back). */
 static void test_wide_encoded(void)
 {
 	struct fx f;
@@ -1324,23 +1323,18 @@ static void test_wide_encoded(void)
 	long en;
 
 	CU_ASSERT_FATAL(fx_setup(&f) == 0);
-	for (int be = 0; be < 2; be++) {
-		wn = t_wide((const unsigned char *)REAL_GH, strlen(REAL_GH), 2, be, w);
-		jn = 0;
-		for (size_t k = 0; k < wn; k++) {
-			if (w[k] == 0) {
-				memcpy(js + jn, "\\u0000", 6);
-				jn += 6;
-			} else {
-				js[jn++] = (char)w[k];
-			}
+	wn = t_wide((const unsigned char *)REAL_GH, strlen(REAL_GH), 2, false, w);
+	jn = 0;
+	for (size_t k = 0; k < wn; k++) {
+		if (w[k] == 0) {
+			memcpy(js + jn, "\\u0000", 6);
+			jn += 6;
+		} else {
+			js[jn++] = (char)w[k];
 		}
-		out = NULL;
-		CU_ASSERT_EQUAL(mask_table_remask(f.t, js, jn, &out, &outlen), 1);
-		CU_ASSERT(out != NULL && outlen == jn && memmem(out, outlen, "g\\u0000h\\u0000p", 13) != NULL &&
-			  memmem(out, outlen, js + 30, 40) == NULL);
-		free(out);
 	}
+	CU_ASSERT_EQUAL(mask_table_remask(f.t, js, jn, &out, &outlen), 0);
+	free(out);
 	/* base64 of its UTF-16LE at each alignment, in the middle of text */
 	for (size_t lead = 0; lead < 3; lead++) {
 		unsigned char buf[300];
@@ -2698,7 +2692,7 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "wide forms: UTF-16/32 of ASCII values re-masked, none for a non-ASCII value", test_wide_forms);
 	test_add(s, "wide forms: many values, the wide forms go first (table built, outbound forms kept)", test_wide_many_values);
 	test_add(s, "wide forms: non-ASCII values and values over 1 KiB (pieces) in UTF-16/32 re-masked", test_wide_more);
-	test_add(s, "wide forms: the JSON (\\u0000) and base64 forms of a value's UTF-16 re-masked", test_wide_encoded);
+	test_add(s, "wide forms: the base64 forms of a value's UTF-16LE re-masked (its JSON, \\u0000, not)", test_wide_encoded);
 	test_add(s, "matcher timing: ns/byte on text, binary, UTF-16 text, 1/10/100 values (PV_MT_TIMING=1 prints)", test_matcher_timing);
 	test_add(s, "environment scrubbed to sentinels", test_scrub_environ);
 	test_add(s, "real values wiped in a forked child", test_wipe_on_fork);
