@@ -130,6 +130,18 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 		       bool verified, char *reason, size_t reasonlen, const char **rule)
 	NONNULL(1, 2, 3, 6, 8) WUNRES;
 
+/* Whether a response field states or asks for a digest or a validator of
+ * the body (Digest, Content-Digest, Repr-Digest, Want-*-Digest,
+ * Content-MD5, ETag, the vendors' checksum fields): dropped from the
+ * answers of an inject host (docs/masking.md "Digests of a re-masked
+ * body"). */
+bool cmask_digest_field(const char *name, size_t len);
+
+/* Removes every cmask_digest_field() line ("Name: value\r\n") of the head
+ * in buf from offset from on, wiping it; start_line: the first line there
+ * is a status line, kept. Returns 0 or -1 (ENOMEM). */
+int cmask_drop_digests(struct evbuffer *buf, size_t from, bool start_line) NONNULL(1) WUNRES;
+
 /* Remasks (real -> sentinel) in place the bytes of buf from offset from on
  * (a response head just written there). Returns 0; 1 when a real value is
  * left there with its case changed (a field name: mask_exch_response_head();

@@ -492,6 +492,13 @@ static void response_head(struct h2s *s, bool end_stream)
 			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
 		return;
 	}
+	/* An inject host's digest of its body, in the head or a trailer, is
+	 * an oracle on the real value the body may have held (as HTTP/1.1:
+	 * exchange.c write_response_head()). */
+	if (s->identity && cmask_drop_digests(s->fields, 0, false) < 0) {
+		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
+		return;
+	}
 	if (s->rstatus < 0) {
 		/* Trailers (grpc-status, ...): after the body. */
 		h2_wipe_free(s->trailers);

@@ -511,19 +511,15 @@ static int host_build(const char *what, char *const argv[])
 	return rc == 0 ? 0 : -1;
 }
 
-/* Go net/http: built on the host once (stdlib only, no network, caches
- * in the test tree), run inside. It honours HTTPS_PROXY and
- * SSL_CERT_FILE. */
-static void test_go(void)
+/* Builds the Go client on the host once (stdlib only, no network, caches
+ * in the test tree) into bin. Returns 0, or -1 (said why). */
+static int go_client_build(char *bin, size_t cap)
 {
-	char dir[PATH_MAX + 16], file[PATH_MAX + 32], bin[PATH_MAX + 32], fmt[PATH_MAX + 64];
+	char dir[PATH_MAX + 16], file[PATH_MAX + 32];
 	char gocache[PATH_MAX + 48], gopath[PATH_MAX + 48], home[PATH_MAX + 24];
 
-	SKIP_IF_NEEDED();
-	if (skip_unless_program("go", "go", "golang-go"))
-		return;
 	snprintf(dir, sizeof(dir), "%s/go", p_build);
-	snprintf(bin, sizeof(bin), "%s/client", dir);
+	snprintf(bin, cap, "%s/client", dir);
 	snprintf(gocache, sizeof(gocache), "GOCACHE=%s/cache", dir);
 	snprintf(gopath, sizeof(gopath), "GOPATH=%s/gopath", dir);
 	snprintf(home, sizeof(home), "HOME=%s", dir);
@@ -532,13 +528,26 @@ static void test_go(void)
 				"GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0", "go", "build", "-o", bin, ".",
 				NULL};
 
-		CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
 		snprintf(file, sizeof(file), "%s/client.go", dir);
-		CU_ASSERT_FATAL(test_write_file_mode(file, go_client, 0644) == 0);
+		if ((mkdir(dir, 0755) < 0 && errno != EEXIST) || test_write_file_mode(file, go_client, 0644) < 0)
+			return -1;
 		snprintf(file, sizeof(file), "%s/go.mod", dir);
-		CU_ASSERT_FATAL(test_write_file_mode(file, "module pvclient\n\ngo 1.19\n", 0644) == 0);
-		CU_ASSERT_FATAL(host_build("go build of the Go client", argv) == 0);
+		if (test_write_file_mode(file, "module pvclient\n\ngo 1.19\n", 0644) < 0)
+			return -1;
+		return host_build("go build of the Go client", argv);
 	}
+	return 0;
+}
+
+/* Go net/http: run inside. It honours HTTPS_PROXY and SSL_CERT_FILE. */
+static void test_go(void)
+{
+	char bin[PATH_MAX + 32], fmt[PATH_MAX + 64];
+
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("go", "go", "golang-go"))
+		return;
+	CU_ASSERT_FATAL(go_client_build(bin, sizeof(bin)) == 0);
 	snprintf(fmt, sizeof(fmt), "%s '%%s'", bin);
 	hello_rows("go", fmt);
 }
@@ -563,26 +572,35 @@ static const char java_client[] =
 	"    }\n"
 	"}\n";
 
-/* Java's HttpClient: compiled on the host once, run inside. It reads no
- * proxy variable and trusts only the JDK's cacerts. */
+/* Compiles the Java client on the host once into dir. Returns 0 or -1. */
+static int java_client_build(char *dir, size_t cap)
+{
+	char file[PATH_MAX + 32], cls[PATH_MAX + 32];
+
+	snprintf(dir, cap, "%s/java", p_build);
+	snprintf(cls, sizeof(cls), "%s/Client.class", dir);
+	snprintf(file, sizeof(file), "%s/Client.java", dir);
+	if (access(cls, R_OK) != 0) {
+		char *argv[] = {"env", "-i", "PATH=" SAFE_PATH, "javac", "-d", dir, file, NULL};
+
+		if ((mkdir(dir, 0755) < 0 && errno != EEXIST) || test_write_file_mode(file, java_client, 0644) < 0)
+			return -1;
+		return host_build("javac of the Java client", argv);
+	}
+	return 0;
+}
+
+/* Java's HttpClient: run inside. It reads no proxy variable and trusts
+ * only the JDK's cacerts. */
 static void test_java(void)
 {
-	char dir[PATH_MAX + 16], file[PATH_MAX + 32], cls[PATH_MAX + 32], fmt[PATH_MAX + 128];
+	char dir[PATH_MAX + 16], fmt[PATH_MAX + 128];
 
 	SKIP_IF_NEEDED();
 	if (skip_unless_program("java", "javac", "default-jdk-headless") ||
 	    skip_unless_program("java", "java", "default-jdk-headless"))
 		return;
-	snprintf(dir, sizeof(dir), "%s/java", p_build);
-	snprintf(cls, sizeof(cls), "%s/Client.class", dir);
-	if (access(cls, R_OK) != 0) {
-		char *argv[] = {"env", "-i", "PATH=" SAFE_PATH, "javac", "-d", dir, file, NULL};
-
-		CU_ASSERT_FATAL(mkdir(dir, 0755) == 0 || errno == EEXIST);
-		snprintf(file, sizeof(file), "%s/Client.java", dir);
-		CU_ASSERT_FATAL(test_write_file_mode(file, java_client, 0644) == 0);
-		CU_ASSERT_FATAL(host_build("javac of the Java client", argv) == 0);
-	}
+	CU_ASSERT_FATAL(java_client_build(dir, sizeof(dir)) == 0);
 	snprintf(fmt, sizeof(fmt), "java -XX:-UsePerfData -cp %s Client '%%s'", dir);
 	hello_rows("java", fmt);
 }
@@ -704,6 +722,203 @@ static void sentinel_of(const char *out, char *buf, size_t cap)
 	buf[0] = '\0';
 	if (p != NULL)
 		snprintf(buf, cap, "%.*s", (int)strcspn(p + 9, "\n"), p + 9);
+}
+
+/* ------------------------------------------------------------------ */
+/* Close-delimited answers of an inject host                            */
+/* ------------------------------------------------------------------ */
+
+#define CLOSE_FILL 600 /* filler bytes between the values of answer A */
+
+/* Answer A's body: the real value (or the sentinel) at the very start,
+ * again in the middle, and as the body's last bytes, right before the
+ * upstream's close. Into out (cap >= 2 * CLOSE_FILL + 256). */
+static void close_body_a(char *out, size_t cap, const char *value)
+{
+	char fa[CLOSE_FILL + 1], fb[CLOSE_FILL + 1];
+
+	memset(fa, 'a', CLOSE_FILL);
+	memset(fb, 'b', CLOSE_FILL);
+	fa[CLOSE_FILL] = fb[CLOSE_FILL] = '\0';
+	snprintf(out, cap, "%s\n%s\n%s\n%s\nend:%s", value, fa, value, fb, value);
+}
+
+static void hex_of(const char *s, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[(unsigned char)s[i] >> 4];
+		out[2 * i + 1] = digits[(unsigned char)s[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The bytes between "TAG<<<" and ">>>TAG rc=" in out, and the rc after
+ * it, into body/rc; false when the markers are missing. */
+static bool marked(const char *out, const char *tag, char *body, size_t cap, int *rc)
+{
+	char open[16], close[24];
+	const char *a, *b;
+
+	snprintf(open, sizeof(open), "%s<<<", tag);
+	snprintf(close, sizeof(close), ">>>%s rc=", tag);
+	if (out == NULL || (a = strstr(out, open)) == NULL || (b = strstr(a, close)) == NULL)
+		return false;
+	a += strlen(open);
+	snprintf(body, cap, "%.*s", (int)(b - a), a);
+	*rc = atoi(b + strlen(close));
+	return true;
+}
+
+/*
+ * Rows of one client against git.test, GH_TOKEN's inject host, answering
+ * HTTP/1.1 with neither Content-Length nor chunking, the body ended by
+ * the upstream's close (TLS close_notify), holding GH_TOKEN's real value:
+ *   A  /rawhex/: the value at the body's start, in its middle and as its
+ *      very last bytes before the close (close_body_a());
+ *   B  /reflect/close?drip=5&only=value: "reflect:VALUE\n", the value's
+ *      bytes one per 5 ms, so each reaches the proxy in a read of its
+ *      own (the value across read boundaries).
+ * cmd_fmt writes the body to stdout with the URL as its one %s. Each
+ * client must exit 0 (its own verdict on the answer: complete, well
+ * formed, status 200) with exactly the body where the sentinel stands
+ * for each real value; the real value appears nowhere in its output.
+ */
+static void close_rows(const char *name, const char *cmd_fmt)
+{
+	static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n";
+	char real_a[2 * CLOSE_FILL + 256], hex_a[2 * (sizeof(head) + sizeof(real_a))], raw[sizeof(head) + sizeof(real_a)];
+	char hex_tok[2 * sizeof(real_token) + 1];
+
+	close_body_a(real_a, sizeof(real_a), real_token);
+	snprintf(raw, sizeof(raw), "%s%s", head, real_a);
+	hex_of(raw, strlen(raw), hex_a);
+	hex_of(real_token, strlen(real_token), hex_tok);
+	for (size_t m = 0; m < 2; m++) {
+		char *body = NULL, *cmd_a = NULL, *cmd_b = NULL, *url_a = NULL, *url_b = NULL, *rec;
+		char tag[64], sent[128], want_a[sizeof(real_a)], want_b[192], got[sizeof(real_a) + 512];
+		char why[1024] = "", target_b[256];
+		struct session s;
+		struct expect e;
+		size_t mark = test_file_size(p_record);
+		int rc = -1;
+
+		snprintf(tag, sizeof(tag), "close-%s", name);
+		snprintf(target_b, sizeof(target_b), "/reflect/close?x=%s&drip=5&only=value&nohead=1&c=%s-%s", hex_tok,
+			 name, modes[m]);
+		if (asprintf(&url_a, "https://git.test:%u/rawhex/%s", (unsigned)up.port, hex_a) < 0 ||
+		    asprintf(&url_b, "https://git.test:%u%s", (unsigned)up.port, target_b) < 0 ||
+		    asprintf(&cmd_a, cmd_fmt, url_a) < 0 || asprintf(&cmd_b, cmd_fmt, url_b) < 0 ||
+		    asprintf(&body,
+			     "echo \"sentinel=$GH_TOKEN\"\n"
+			     "printf 'A<<<'; %s; rc=$?; printf '>>>A rc=%%d\\n' $rc\n"
+			     "printf 'B<<<'; %s; rc=$?; printf '>>>B rc=%%d\\n' $rc\n",
+			     cmd_a, cmd_b) < 0) {
+			CU_FAIL("clients: out of memory");
+			free(url_a), free(url_b), free(cmd_a), free(cmd_b);
+			return;
+		}
+		session_run(&s, tag, modes[m], body);
+		rec = test_file_since(p_record, mark);
+		sentinel_of(s.out, sent, sizeof(sent));
+		close_body_a(want_a, sizeof(want_a), sent);
+		snprintf(want_b, sizeof(want_b), "reflect:%s\n", sent);
+		if (test_has(s.out, real_token) || test_has(s.err, real_token))
+			snprintf(why, sizeof(why), "the real value of GH_TOKEN reached the sandbox (in %s)",
+				 test_has(s.out, real_token) ? "the client's output" : "stderr");
+		else if (strlen(sent) < 20 || strcmp(sent, real_token) == 0)
+			snprintf(why, sizeof(why), "no sentinel in the session (sentinel=%s)", sent);
+		else if (!marked(s.out, "A", got, sizeof(got), &rc) || rc != 0)
+			snprintf(why, sizeof(why), "answer A (value at the start, middle, end): the client exited %d", rc);
+		else if (strcmp(got, want_a) != 0)
+			snprintf(why, sizeof(why),
+				 "answer A (value at the start, middle, end): %zu bytes, not the %zu of the body with the "
+				 "sentinel for each value (%d sentinels)",
+				 strlen(got), strlen(want_a), test_count(got, sent));
+		else if (!marked(s.out, "B", got, sizeof(got), &rc) || rc != 0)
+			snprintf(why, sizeof(why), "answer B (value across reads): the client exited %d", rc);
+		else if (strcmp(got, want_b) != 0)
+			snprintf(why, sizeof(why), "answer B (value across reads): '%.200s', want '%.200s'", got, want_b);
+		memset(&e, 0, sizeof(e));
+		e.rec[0] = "GET /rawhex/";
+		e.rec[1] = "GET /reflect/close?x=";
+		e.rec[2] = host_line("git.test");
+		e.audit_host = "git.test";
+		e.audit_target = target_b;
+		ROW(row_check(tag, modes[m], &s, rec, &e, why[0] != '\0' ? why : NULL),
+		    "clients: %s %s failed (the lines above say why)", tag, modes[m]);
+		free(rec);
+		session_free(&s);
+		free(url_a), free(url_b), free(cmd_a), free(cmd_b), free(body);
+	}
+}
+
+static void test_close_curl(void)
+{
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("curl", "curl", "curl"))
+		return;
+	close_rows("curl", "curl -sS --max-time 20 '%s'");
+}
+
+static void test_close_wget(void)
+{
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("wget", "wget", "wget"))
+		return;
+	close_rows("wget", "wget -q -O - --tries=1 --timeout=20 '%s'");
+}
+
+static void test_close_python(void)
+{
+	char py[PATH_MAX], fmt[PATH_MAX + 256];
+
+	SKIP_IF_NEEDED();
+	if (skip_unless_python("python-urllib", "urllib.request", "python3", py, sizeof(py)))
+		return;
+	snprintf(fmt, sizeof(fmt),
+		 "%s -c 'import sys, urllib.request\n"
+		 "r = urllib.request.urlopen(sys.argv[1], timeout=20)\n"
+		 "sys.stdout.write(r.read().decode()); sys.exit(0 if r.status == 200 else 1)' '%%s'",
+		 py);
+	close_rows("python-urllib", fmt);
+}
+
+static void test_close_node(void)
+{
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("node-fetch", "node", "nodejs"))
+		return;
+	close_rows("node-fetch",
+		   "node -e 'fetch(process.argv[1]).then(r => r.text().then(t => {\n"
+		   "  process.stdout.write(t); if (r.status !== 200) process.exitCode = 1; }))\n"
+		   "  .catch(e => { console.error(\"node fetch:\", e, e.cause); process.exitCode = 1; })' '%s'");
+}
+
+static void test_close_go(void)
+{
+	char bin[PATH_MAX + 32], fmt[PATH_MAX + 64];
+
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("go", "go", "golang-go"))
+		return;
+	CU_ASSERT_FATAL(go_client_build(bin, sizeof(bin)) == 0);
+	snprintf(fmt, sizeof(fmt), "%s '%%s'", bin);
+	close_rows("go", fmt);
+}
+
+static void test_close_java(void)
+{
+	char dir[PATH_MAX + 16], fmt[PATH_MAX + 128];
+
+	SKIP_IF_NEEDED();
+	if (skip_unless_program("java", "javac", "default-jdk-headless") ||
+	    skip_unless_program("java", "java", "default-jdk-headless"))
+		return;
+	CU_ASSERT_FATAL(java_client_build(dir, sizeof(dir)) == 0);
+	snprintf(fmt, sizeof(fmt), "java -XX:-UsePerfData -cp %s Client '%%s'", dir);
+	close_rows("java", fmt);
 }
 
 /*
@@ -1322,6 +1537,12 @@ TEST_REGISTRAR(clients_suite)
 	test_add(s, "wget", test_wget);
 	test_add(s, "python3 websockets over wss", test_websockets);
 	test_add(s, "java HttpClient", test_java);
+	test_add(s, "close-delimited answer of an inject host: curl", test_close_curl);
+	test_add(s, "close-delimited answer of an inject host: python3 urllib", test_close_python);
+	test_add(s, "close-delimited answer of an inject host: node fetch", test_close_node);
+	test_add(s, "close-delimited answer of an inject host: go net/http", test_close_go);
+	test_add(s, "close-delimited answer of an inject host: java HttpClient", test_close_java);
+	test_add(s, "close-delimited answer of an inject host: wget", test_close_wget);
 	test_add(s, "ssh to a listed host's port 22: refused with one line", test_ssh_refused);
 	test_add(s, "a denied name: NXDOMAIN, one line, an audit line", test_denied_name);
 	test_add(s, "UDP: nothing leaves the sandbox", test_udp_nothing_out);

@@ -2236,6 +2236,214 @@ static void test_coded(void)
 }
 
 /*
+ * Round 46: a digest or validator of an inject host's body (Content-Digest,
+ * Repr-Digest, Digest, Content-MD5, ETag, Want-*-Digest, the vendors'
+ * x-amz-checksum-*, x-goog-hash) was computed over the body the host
+ * sent, which may hold a real value the re-masker turned into its
+ * sentinel: with it the sandbox could hash guesses of the real body and
+ * compare. curl (a real client, headers dumped) over HTTP/2 to the h2
+ * upstream, over HTTP/1.1 and HTTP/2 to the HTTP/1.1 upstream: none of
+ * the fields comes from the inject host (127.0.0.1), an ordinary field
+ * does; from localhost (no inject host) they all pass.
+ */
+#define DIGEST_FIELDS                                                                                      \
+	"etag=%22abc%22&content-digest=sha-256%3D%3AYWJj%3A&repr-digest=sha-256%3D%3AYWJj%3A&digest=SHA-256%3DYWJj" \
+	"&content-md5=YWJj&want-digest=sha-256&want-repr-digest=sha-256%3D1&want-content-digest=sha-256%3D1"     \
+	"&x-amz-checksum-sha256=YWJj&x-goog-hash=md5%3DYWJj&x-keep=kept"
+
+static int curl_heads(char **out, const char *url, const char *proto_flag)
+{
+	char *argv[72] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", (char *)proto_flag, "-D", "-",
+			  "-o", "/dev/null", "--cacert", px.trust, "-x", px.url, (char *)url, NULL};
+
+	return runv(out, argv, 30000);
+}
+
+static void test_digest_fields(void)
+{
+	static const char *const fields[] = {"\netag:", "\ncontent-digest:", "\nrepr-digest:", "\ndigest:",
+					    "\ncontent-md5:", "\nwant-digest:", "\nwant-repr-digest:",
+					    "\nwant-content-digest:", "\nx-amz-checksum-sha256:", "\nx-goog-hash:"};
+	struct {
+		const char *what, *url, *flag;
+		bool inject;
+	} rows[4];
+	char u11[512], uh2[512], uh2o[512];
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(uh2, sizeof(uh2), "%s", h2url("127.0.0.1", "/fields?t=dg1&" DIGEST_FIELDS));
+	snprintf(uh2o, sizeof(uh2o), "%s", h2url("localhost", "/fields?t=dg2&" DIGEST_FIELDS));
+	snprintf(u11, sizeof(u11), "https://127.0.0.1:%u/headers?t=dg3&%s", (unsigned)up11.port, DIGEST_FIELDS);
+	rows[0].what = "h2 upstream, curl --http2, inject host", rows[0].url = uh2, rows[0].flag = "--http2";
+	rows[0].inject = true;
+	rows[1].what = "HTTP/1.1 upstream, curl --http1.1, inject host", rows[1].url = u11, rows[1].flag = "--http1.1";
+	rows[1].inject = true;
+	rows[2].what = "HTTP/1.1 upstream, curl --http2, inject host", rows[2].url = u11, rows[2].flag = "--http2";
+	rows[2].inject = true;
+	rows[3].what = "h2 upstream, curl --http2, localhost (no inject host)", rows[3].url = uh2o,
+	rows[3].flag = "--http2", rows[3].inject = false;
+	for (size_t r = 0; r < 4; r++) {
+		char *out = NULL;
+		int rc = curl_heads(&out, rows[r].url, rows[r].flag);
+
+		ROW(rc == 0 && out != NULL && strcasestr(out, "x-keep: kept") != NULL,
+		    "%s: curl exited %d, or the ordinary field x-keep did not come:\n%s", rows[r].what, rc, red(out));
+		for (size_t i = 0; out != NULL && i < sizeof(fields) / sizeof(fields[0]); i++) {
+			bool has = strcasestr(out, fields[i]) != NULL;
+
+			ROW(has != rows[r].inject, "%s: the field %s %s:\n%s", rows[r].what, fields[i] + 1,
+			    rows[r].inject ? "came from an inject host (a digest of a body the re-masker changed)"
+					   : "of a host that is no inject host did not pass",
+			    red(out));
+		}
+		free(out);
+	}
+}
+
+/*
+ * Round 46: an HTTP/2 upstream that sends DATA where RFC 9113 §8.1.1
+ * allows none: after the head of a HEAD's answer, of a 204 and of a 304,
+ * and after a 103 (before the final head). Raw frames (python3's h2 would
+ * refuse to write them), the body "leak:" and the real value, in two
+ * frames. Argument: cert, key, the value; prints "listening on".
+ */
+static const char bodyless_py[] =
+	"import socket, ssl, struct, sys, threading\n"
+	"import hpack\n"
+	"cert, key, tok = sys.argv[1], sys.argv[2], sys.argv[3].encode()\n"
+	"ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+	"ctx.load_cert_chain(cert, key)\n"
+	"ctx.set_alpn_protocols([\"h2\"])\n"
+	"ls = socket.socket()\n"
+	"ls.bind((\"127.0.0.1\", 0))\n"
+	"ls.listen(16)\n"
+	"print(\"listening on 127.0.0.1:%d\" % ls.getsockname()[1], flush=True)\n"
+	"def frame(t, f, sid, p):\n"
+	"    return struct.pack(\">I\", len(p))[1:] + bytes([t, f]) + struct.pack(\">I\", sid) + p\n"
+	"def answer(enc, sid, method, path):\n"
+	"    q = dict(kv.split(\"=\", 1) for kv in path.partition(\"?\")[2].split(\"&\") if \"=\" in kv)\n"
+	"    st = q.get(\"st\", \"200\")\n"
+	"    leak = b\"leak:\" + tok + b\"\\n\"\n"
+	"    out = b\"\"\n"
+	"    if st == \"103\":\n"
+	"        out += frame(1, 4, sid, enc.encode([(\":status\", \"103\"), (\"link\", \"</a>; rel=preload\")]))\n"
+	"        out += frame(0, 0, sid, leak)\n"
+	"        out += frame(1, 4, sid, enc.encode([(\":status\", \"200\"), (\"content-length\", \"6\")]))\n"
+	"        return out + frame(0, 1, sid, b\"final\\n\")\n"
+	"    h = [(\":status\", st)]\n"
+	"    if st not in (\"204\", \"304\"):\n"
+	"        h.append((\"content-length\", str(len(leak))))\n"
+	"    out += frame(1, 4, sid, enc.encode(h))\n"
+	"    return out + frame(0, 0, sid, leak[:9]) + frame(0, 1, sid, leak[9:])\n"
+	"def serve(raw):\n"
+	"    try:\n"
+	"        s = ctx.wrap_socket(raw, server_side=True)\n"
+	"        buf = bytearray()\n"
+	"        def need(n):\n"
+	"            while len(buf) < n:\n"
+	"                d = s.recv(65536)\n"
+	"                if not d:\n"
+	"                    raise EOFError\n"
+	"                buf.extend(d)\n"
+	"        need(24)\n"
+	"        del buf[:24]\n"
+	"        s.sendall(frame(4, 0, 0, b\"\"))\n"
+	"        dec, enc, hb = hpack.Decoder(), hpack.Encoder(), {}\n"
+	"        while True:\n"
+	"            need(9)\n"
+	"            ln = int.from_bytes(buf[:3], \"big\")\n"
+	"            t, f = buf[3], buf[4]\n"
+	"            sid = int.from_bytes(buf[5:9], \"big\") & 0x7FFFFFFF\n"
+	"            need(9 + ln)\n"
+	"            p = bytes(buf[9:9 + ln])\n"
+	"            del buf[:9 + ln]\n"
+	"            if t == 4 and not f & 1:\n"
+	"                s.sendall(frame(4, 1, 0, b\"\"))\n"
+	"            elif t == 6 and not f & 1:\n"
+	"                s.sendall(frame(6, 1, 0, p))\n"
+	"            elif t == 7:\n"
+	"                return\n"
+	"            elif t in (1, 9):\n"
+	"                if t == 1 and f & 8:\n"
+	"                    p = p[1:len(p) - p[0]]\n"
+	"                if t == 1 and f & 0x20:\n"
+	"                    p = p[5:]\n"
+	"                hb[sid] = hb.get(sid, b\"\") + p\n"
+	"                if f & 4:\n"
+	"                    hd = dict((k if isinstance(k, str) else k.decode(), v if isinstance(v, str) else v.decode())\n"
+	"                              for k, v in dec.decode(hb.pop(sid)))\n"
+	"                    s.sendall(answer(enc, sid, hd.get(\":method\", \"\"), hd.get(\":path\", \"/\")))\n"
+	"    except Exception:\n"
+	"        pass\n"
+	"    finally:\n"
+	"        raw.close()\n"
+	"while True:\n"
+	"    c, _ = ls.accept()\n"
+	"    threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
+
+/*
+ * Round 46: none of the bytes an h2 upstream sends where a body may not
+ * be (a HEAD's answer, a 204, a 304, after a 103) reaches the client, in
+ * any form: nghttp2's messaging checks on the upstream session reset the
+ * stream (PROTOCOL_ERROR) before its DATA callback sees a byte, and the
+ * client gets the head with no body, or a reset. The raw h2 client and
+ * curl --http2 (HEAD with -I, the 204), then a stream of the same
+ * connection that still works.
+ */
+static void test_bodyless_data(void)
+{
+	char script[PATH_MAX + 32], cert[PATH_MAX + 16], key[PATH_MAX + 16], url[256], *out = NULL, *aud;
+	char *args[] = {cert, key, real_tok, NULL};
+	struct test_proc *bl;
+	size_t amark = test_file_size(px.audit);
+	unsigned port = 0;
+	int rc;
+
+	CU_ASSERT_FATAL(ready);
+	snprintf(script, sizeof(script), "%s/pv-bodyless.py", p_tools);
+	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
+	snprintf(key, sizeof(key), "%s/server.key", p_certs);
+	CU_ASSERT_FATAL(test_write_file_mode(script, bodyless_py, 0755) == 0);
+	bl = start_py(script, args, &port);
+	CU_ASSERT_FATAL(bl != NULL);
+	rc = h2c(&out, false, hp("127.0.0.1", port), "15", "req", "{\"method\":\"HEAD\",\"path\":\"/x?st=200&t=bl1\"}",
+		 "{\"path\":\"/x?st=204&t=bl2\"}", "{\"path\":\"/x?st=304&t=bl3\"}", "{\"path\":\"/x?st=103&t=bl4\"}",
+		 NULL);
+	ROW(rc == 0, "the raw client exited %d (3: no h2):\n%s", rc, red(out));
+	ROW(out != NULL && !test_has(out, "leak:"),
+	    "bytes an h2 upstream sent where no body may be (HEAD, 204, 304, after a 103) reached the client:\n%s",
+	    red(out));
+	no_real_in(out, "the raw client's output (DATA where no body may be)");
+	free(out);
+	out = NULL;
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/x?st=200&t=bl5", port);
+	{
+		char *argv[] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--http2", "-I", "--cacert", px.trust,
+				"-x", px.url, url, NULL};
+
+		(void)runv(&out, argv, 30000);
+	}
+	ROW(out != NULL && !test_has(out, "leak:"), "curl -I: a HEAD's answer carried DATA to the client:\n%s", red(out));
+	no_real_in(out, "curl -I's output");
+	free(out);
+	out = NULL;
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/x?st=204&t=bl6", port);
+	{
+		char *argv[] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", "--http2", "-D", "-", "--cacert",
+				px.trust, "-x", px.url, url, NULL};
+
+		(void)runv(&out, argv, 30000);
+	}
+	ROW(out != NULL && !test_has(out, "leak:"), "curl: a 204 carried DATA to the client:\n%s", red(out));
+	no_real_in(out, "curl's output (204)");
+	free(out);
+	aud = test_file_since(px.audit, amark);
+	no_real_in(aud, "the audit (DATA where no body may be)");
+	free(aud);
+	(void)stop_py(&bl);
+}
+
+/*
  * Round 43 of the attack: a 206 from an inject host, which was asked for no
  * range (range, if-range, request-range and Azure's x-ms-range do not go
  * up): a server may take one from where the proxy does not look (S3's
@@ -3013,6 +3221,9 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "injection: header, query, DATA split per byte; 403 outside injectHosts", test_inject);
 	test_add(s, "an inject host's coded answer: 502, its body dropped; identity passes", test_coded);
 	test_add(s, "an inject host's 206 (no range asked): 502; x-ms-range does not go up", test_partial);
+	test_add(s, "h2: DATA after a HEAD's answer, a 204, a 304 or a 103 never reaches the client", test_bodyless_data);
+	test_add(s, "an inject host's digest fields (content-digest, repr-digest, content-md5, etag, ...) do not reach "
+		    "the client; another host's do", test_digest_fields);
 	test_add(s, "an inject host's answer in UTF-16 (a charset not ASCII's): 502; accept-charset does not go up",
 		 test_charset);
 	test_add(s, "RFC 3229 delta encoding: a-im does not go up to an inject host; its im: gzip answer is refused "
