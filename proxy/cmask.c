@@ -441,6 +441,10 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 		goto oom;
 	switch (mask_exch_request_head(m->x, buf, len, host, port, verified, &why)) {
 	case MASK_HEAD_OK:
+		/* towards an inject host, no validator or digest a guess could
+		 * be checked against (cmask_drop_digests()) */
+		if (mask_exch_inject_host(m->x, host, port) && cmask_drop_digests(head, 0, true, true) < 0)
+			goto oom;
 		return 0;
 	case MASK_HEAD_NOMEM:
 		goto oom;
@@ -540,7 +544,24 @@ bool cmask_digest_field(const char *name, size_t len)
 	return len > 15 && strncasecmp(name, "x-amz-checksum-", 15) == 0;
 }
 
-int cmask_drop_digests(struct evbuffer *buf, size_t from, bool start_line)
+/* A request's field naming a validator the server compares with its own
+ * (If-Match, If-None-Match: a 412 or 304 answers a guessed ETag), or a
+ * digest of the request body it checks, which the proxy may have changed
+ * by swapping a real value in (a 400 answers a guess of the body). "*"
+ * names no ETag (a create-only or update-only write): it goes. val runs
+ * to the line's end. */
+static bool request_oracle(const char *name, size_t len, const char *val, size_t vlen)
+{
+	if (name_is(name, len, "if-match") || name_is(name, len, "if-none-match")) {
+		while (vlen > 0 && (val[vlen - 1] == '\n' || val[vlen - 1] == '\r'))
+			vlen--;
+		trim(&val, &vlen);
+		return !(vlen == 1 && val[0] == '*');
+	}
+	return cmask_digest_field(name, len);
+}
+
+int cmask_drop_digests(struct evbuffer *buf, size_t from, bool start_line, bool request)
 {
 	size_t len = evbuffer_get_length(buf), off, kept;
 	char *p;
@@ -556,7 +577,10 @@ int cmask_drop_digests(struct evbuffer *buf, size_t from, bool start_line)
 		size_t n = eol != NULL ? (size_t)(eol - (p + off)) + 1 : len - off;
 
 		colon = memchr(p + off, ':', n);
-		if (!(start_line && off == from) && colon != NULL && cmask_digest_field(p + off, (size_t)(colon - (p + off)))) {
+		size_t nlen = colon != NULL ? (size_t)(colon - (p + off)) : 0;
+
+		if (!(start_line && off == from) && colon != NULL &&
+		    (request ? request_oracle(p + off, nlen, colon + 1, n - nlen - 1) : cmask_digest_field(p + off, nlen))) {
 			explicit_bzero(p + off, n);
 		} else {
 			if (kept != off)

@@ -139,8 +139,10 @@ bool cmask_digest_field(const char *name, size_t len);
 
 /* Removes every cmask_digest_field() line ("Name: value\r\n") of the head
  * in buf from offset from on, wiping it; start_line: the first line there
- * is a status line, kept. Returns 0 or -1 (ENOMEM). */
-int cmask_drop_digests(struct evbuffer *buf, size_t from, bool start_line) NONNULL(1) WUNRES;
+ * is a start line, kept. request: a request head going to an inject host,
+ * whose If-Match and If-None-Match go too (cmask_request_head() calls it).
+ * Returns 0 or -1 (ENOMEM). */
+int cmask_drop_digests(struct evbuffer *buf, size_t from, bool start_line, bool request) NONNULL(1) WUNRES;
 
 /* Remasks (real -> sentinel) in place the bytes of buf from offset from on
  * (a response head just written there). Returns 0; 1 when a real value is

@@ -223,7 +223,7 @@ static int write_response_head(conn_t *c, unsigned add, const char **cred)
 	rc = c->mask != NULL ? cmask_response_head(c->mask, c->client.pending, from, cred) : 0;
 	/* an inject host's digest of its body is an oracle on the real
 	 * value the body may have held (cmask_digest_field()) */
-	if (rc == 0 && c->ex.identity && cmask_drop_digests(c->client.pending, from, true) < 0)
+	if (rc == 0 && c->ex.identity && cmask_drop_digests(c->client.pending, from, true, false) < 0)
 		return -1;
 	return rc;
 }

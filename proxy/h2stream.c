@@ -495,7 +495,7 @@ static void response_head(struct h2s *s, bool end_stream)
 	/* An inject host's digest of its body, in the head or a trailer, is
 	 * an oracle on the real value the body may have held (as HTTP/1.1:
 	 * exchange.c write_response_head()). */
-	if (s->identity && cmask_drop_digests(s->fields, 0, false) < 0) {
+	if (s->identity && cmask_drop_digests(s->fields, 0, false, false) < 0) {
 		h2s_reset(s, NGHTTP2_INTERNAL_ERROR);
 		return;
 	}

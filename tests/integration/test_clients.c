@@ -397,22 +397,36 @@ static void hello_rows(const char *name, const char *cmd_fmt)
 /* The clients                                                          */
 /* ------------------------------------------------------------------ */
 
-static void test_curl(void)
+/* The rows of one client: hello_rows() or close_rows(), given the
+ * client's name and its command (the URL its one %s). */
+typedef void rows_fn(const char *name, const char *cmd_fmt);
+
+static void curl_rows(rows_fn *rows)
 {
 	SKIP_IF_NEEDED();
 	if (skip_unless_program("curl", "curl", "curl"))
 		return;
-	hello_rows("curl", "curl -sS --max-time 20 '%s'");
+	rows("curl", "curl -sS --max-time 20 '%s'");
 }
 
-static void test_wget(void)
+static void test_curl(void)
+{
+	curl_rows(hello_rows);
+}
+
+static void wget_rows(rows_fn *rows)
 {
 	SKIP_IF_NEEDED();
 	if (skip_unless_program("wget", "wget", "wget"))
 		return;
 	/* Debian's wget is built with GnuTLS, which reads no trust variable:
 	 * it passes once the session bundle covers the system bundle. */
-	hello_rows("wget", "wget -q -O - --tries=1 --timeout=20 '%s'");
+	rows("wget", "wget -q -O - --tries=1 --timeout=20 '%s'");
+}
+
+static void test_wget(void)
+{
+	wget_rows(hello_rows);
 }
 
 static void test_python_urllib(void)
@@ -540,7 +554,7 @@ static int go_client_build(char *bin, size_t cap)
 }
 
 /* Go net/http: run inside. It honours HTTPS_PROXY and SSL_CERT_FILE. */
-static void test_go(void)
+static void go_rows(rows_fn *rows)
 {
 	char bin[PATH_MAX + 32], fmt[PATH_MAX + 64];
 
@@ -549,7 +563,12 @@ static void test_go(void)
 		return;
 	CU_ASSERT_FATAL(go_client_build(bin, sizeof(bin)) == 0);
 	snprintf(fmt, sizeof(fmt), "%s '%%s'", bin);
-	hello_rows("go", fmt);
+	rows("go", fmt);
+}
+
+static void test_go(void)
+{
+	go_rows(hello_rows);
 }
 
 static const char java_client[] =
@@ -592,7 +611,7 @@ static int java_client_build(char *dir, size_t cap)
 
 /* Java's HttpClient: run inside. It reads no proxy variable and trusts
  * only the JDK's cacerts. */
-static void test_java(void)
+static void java_rows(rows_fn *rows)
 {
 	char dir[PATH_MAX + 16], fmt[PATH_MAX + 128];
 
@@ -602,7 +621,12 @@ static void test_java(void)
 		return;
 	CU_ASSERT_FATAL(java_client_build(dir, sizeof(dir)) == 0);
 	snprintf(fmt, sizeof(fmt), "java -XX:-UsePerfData -cp %s Client '%%s'", dir);
-	hello_rows("java", fmt);
+	rows("java", fmt);
+}
+
+static void test_java(void)
+{
+	java_rows(hello_rows);
 }
 
 /* Python websockets (10.x in Debian 12): no proxy support at all, so
@@ -856,18 +880,12 @@ static void close_rows(const char *name, const char *cmd_fmt)
 
 static void test_close_curl(void)
 {
-	SKIP_IF_NEEDED();
-	if (skip_unless_program("curl", "curl", "curl"))
-		return;
-	close_rows("curl", "curl -sS --max-time 20 '%s'");
+	curl_rows(close_rows);
 }
 
 static void test_close_wget(void)
 {
-	SKIP_IF_NEEDED();
-	if (skip_unless_program("wget", "wget", "wget"))
-		return;
-	close_rows("wget", "wget -q -O - --tries=1 --timeout=20 '%s'");
+	wget_rows(close_rows);
 }
 
 static void test_close_python(void)
@@ -898,27 +916,12 @@ static void test_close_node(void)
 
 static void test_close_go(void)
 {
-	char bin[PATH_MAX + 32], fmt[PATH_MAX + 64];
-
-	SKIP_IF_NEEDED();
-	if (skip_unless_program("go", "go", "golang-go"))
-		return;
-	CU_ASSERT_FATAL(go_client_build(bin, sizeof(bin)) == 0);
-	snprintf(fmt, sizeof(fmt), "%s '%%s'", bin);
-	close_rows("go", fmt);
+	go_rows(close_rows);
 }
 
 static void test_close_java(void)
 {
-	char dir[PATH_MAX + 16], fmt[PATH_MAX + 128];
-
-	SKIP_IF_NEEDED();
-	if (skip_unless_program("java", "javac", "default-jdk-headless") ||
-	    skip_unless_program("java", "java", "default-jdk-headless"))
-		return;
-	CU_ASSERT_FATAL(java_client_build(dir, sizeof(dir)) == 0);
-	snprintf(fmt, sizeof(fmt), "java -XX:-UsePerfData -cp %s Client '%%s'", dir);
-	close_rows("java", fmt);
+	java_rows(close_rows);
 }
 
 /*

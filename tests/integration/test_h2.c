@@ -2251,10 +2251,16 @@ static void test_coded(void)
 	"&content-md5=YWJj&want-digest=sha-256&want-repr-digest=sha-256%3D1&want-content-digest=sha-256%3D1"     \
 	"&x-amz-checksum-sha256=YWJj&x-goog-hash=md5%3DYWJj&x-keep=kept"
 
+/* The request side: a guessed ETag in If-None-Match, a digest of a body;
+ * If-Match: * names no ETag and goes. */
+#define DIGEST_ASKS                                                                                      \
+	"-H", "If-None-Match: \"abc\"", "-H", "If-Match: *", "-H", "Content-MD5: YWJj", "-H",                \
+		"Content-Digest: sha-256=:YWJj:", "-H", "x-amz-checksum-crc32: YWJj", "-H", "X-Keep-Req: kept"
+
 static int curl_heads(char **out, const char *url, const char *proto_flag)
 {
 	char *argv[72] = {TEST_ENV_CLEAN, "curl", "-sS", "--max-time", "20", (char *)proto_flag, "-D", "-",
-			  "-o", "/dev/null", "--cacert", px.trust, "-x", px.url, (char *)url, NULL};
+			  "-o", "/dev/null", "--cacert", px.trust, "-x", px.url, DIGEST_ASKS, (char *)url, NULL};
 
 	return runv(out, argv, 30000);
 }
@@ -2264,8 +2270,9 @@ static void test_digest_fields(void)
 	static const char *const fields[] = {"\netag:", "\ncontent-digest:", "\nrepr-digest:", "\ndigest:",
 					    "\ncontent-md5:", "\nwant-digest:", "\nwant-repr-digest:",
 					    "\nwant-content-digest:", "\nx-amz-checksum-sha256:", "\nx-goog-hash:"};
+	static const char *const asks[] = {"if-none-match:", "content-md5:", "content-digest:", "x-amz-checksum-crc32:"};
 	struct {
-		const char *what, *url, *flag;
+		const char *what, *url, *flag, *rec;
 		bool inject;
 	} rows[4];
 	char u11[512], uh2[512], uh2o[512];
@@ -2282,9 +2289,24 @@ static void test_digest_fields(void)
 	rows[2].inject = true;
 	rows[3].what = "h2 upstream, curl --http2, localhost (no inject host)", rows[3].url = uh2o,
 	rows[3].flag = "--http2", rows[3].inject = false;
+	rows[0].rec = rows[3].rec = p_h2rec;
+	rows[1].rec = rows[2].rec = p_rec11;
 	for (size_t r = 0; r < 4; r++) {
-		char *out = NULL;
+		char *out = NULL, *rec;
+		size_t mark = test_file_size(rows[r].rec);
 		int rc = curl_heads(&out, rows[r].url, rows[r].flag);
+
+		rec = test_file_since(rows[r].rec, mark);
+		ROW(rec != NULL && strcasestr(rec, "x-keep-req: kept") != NULL && strcasestr(rec, "if-match: *") != NULL,
+		    "%s: the request with x-keep-req and if-match: * did not reach the upstream:\n%.1500s", rows[r].what,
+		    red(rec));
+		for (size_t i = 0; rec != NULL && i < sizeof(asks) / sizeof(asks[0]); i++)
+			ROW((strcasestr(rec, asks[i]) != NULL) != rows[r].inject, "%s: the request field %s %s:\n%.1500s",
+			    rows[r].what, asks[i],
+			    rows[r].inject ? "went up to an inject host (a guess the server would check)"
+					   : "did not go up to a host that is no inject host",
+			    red(rec));
+		free(rec);
 
 		ROW(rc == 0 && out != NULL && strcasestr(out, "x-keep: kept") != NULL,
 		    "%s: curl exited %d, or the ordinary field x-keep did not come:\n%s", rows[r].what, rc, red(out));
