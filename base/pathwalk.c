@@ -32,7 +32,7 @@ static int stop(struct pathwalk_result *res, enum pathwalk_end end, int err, con
 static void open_step(struct pathwalk_step *s, unsigned flags)
 {
 	s->have_st = false;
-	if (!s->last || (flags & PATHWALK_DIR) != 0) {
+	if ((flags & PATHWALK_NOAUTOMOUNT) == 0 && (!s->last || (flags & PATHWALK_DIR) != 0)) {
 		s->fd = openat(s->dfd, s->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (s->fd >= 0)
 			return;
@@ -114,6 +114,13 @@ int pathwalk(const char *start, const char *path, unsigned flags, pathwalk_fn st
 		s.end = p;
 		s.depth = res->depth;
 		s.last = *q == '\0';
+		if (step != NULL && (flags & PATHWALK_BEFORE) != 0) {
+			s.before = true;
+			s.fd = -1;
+			if (step(ctx, &s) == PATHWALK_STOP)
+				return stop_at(res, have_st, PATHWALK_STOPPED, ECANCELED, name);
+			s.before = false;
+		}
 		for (;;) {
 			enum pathwalk_act act;
 

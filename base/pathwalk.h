@@ -38,6 +38,9 @@ struct pathwalk_step {
 	const char *end;  /* in the path: just past the component */
 	unsigned depth;   /* directories passed from the start: 0 for the first component */
 	bool last;        /* the path's last component */
+	bool before;      /* PATHWALK_BEFORE's call: nothing opened yet (fd -1,
+			   * err 0); GO opens it, STOP ends the walk before
+			   * anything of the component is looked up */
 	int fd;           /* the component, opened O_PATH|O_NOFOLLOW (O_DIRECTORY
 			   * too when it is to be passed through), or -1 */
 	int err;          /* fd -1: the open's errno */
@@ -63,6 +66,16 @@ typedef enum pathwalk_act (*pathwalk_fn)(void *ctx, struct pathwalk_step *s);
 /* pathwalk() flags */
 #define PATHWALK_DIR 1u /* the last component must be a directory too */
 #define PATHWALK_DOT 2u /* a "." component is passed over (else BADNAME) */
+/* The step is called once more for each component, before the walker
+ * looks it up (s->before): a caller that must not look at a component at
+ * all (round 46, fix46h: path_look(), a component on a mount of NFS or
+ * autofs, whose lookup waits on a server or mounts) stops there. */
+#define PATHWALK_BEFORE 4u
+/* Every component is opened O_PATH|O_NOFOLLOW without O_DIRECTORY, as the
+ * last one is, and fstat'ed (have_st): an automount point not mounted yet
+ * is not mounted by the walk (open(2), O_PATH; fstatat's AT_NO_AUTOMOUNT),
+ * where O_DIRECTORY asks for the mount. One fstat more a directory. */
+#define PATHWALK_NOAUTOMOUNT 8u
 
 struct pathwalk_result {
 	enum pathwalk_end end;

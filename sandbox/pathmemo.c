@@ -34,6 +34,7 @@
  * Not thread-safe: the plan is built by one thread, before the clone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -181,13 +182,32 @@ static int memo_known_missing(const struct sbx_memo *m, const char *p)
 	return 0;
 }
 
+/*
+ * The kernel's lstat() and stat(), with AT_NO_AUTOMOUNT (round 46,
+ * fix46h): plain stat(2) and lstat(2) mount an automount point they end
+ * on (an autofs map's /home/bob, a browsed /net/srv), and the plan looks
+ * at every denied path, the homes of other users among them. A path
+ * through one (a component before the last) is still mounted by the
+ * kernel's walk: the plan's paths stop at such a mount (plan.c
+ * path_look()).
+ */
+static int memo_sys_lstat(const char *p, struct stat *st)
+{
+	return fstatat(AT_FDCWD, p, st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT);
+}
+
+static int memo_sys_stat(const char *p, struct stat *st)
+{
+	return fstatat(AT_FDCWD, p, st, AT_NO_AUTOMOUNT);
+}
+
 /* lstat() of e's path into e, in this generation. */
 static void memo_look(struct sbx_memo *m, struct memo_ent *e)
 {
 	e->lerr = memo_known_missing(m, e->path);
 	if (e->lerr == 0) {
 		m->calls++;
-		e->lerr = lstat(e->path, &e->lst) == 0 ? 0 : errno;
+		e->lerr = memo_sys_lstat(e->path, &e->lst) == 0 ? 0 : errno;
 	}
 	e->lgen = m->gen;
 	e->have_stat = false;
@@ -238,7 +258,7 @@ int sbx_memo_lstat(struct sbx_memo *m, const char *p, struct stat *st)
 	struct memo_ent *e = memo_get(m, p);
 
 	if (e == NULL)
-		return lstat(p, st);
+		return memo_sys_lstat(p, st);
 	if (e->lerr != 0) {
 		errno = e->lerr;
 		return -1;
@@ -252,7 +272,7 @@ int sbx_memo_stat(struct sbx_memo *m, const char *p, struct stat *st)
 	struct memo_ent *e = memo_get(m, p);
 
 	if (e == NULL)
-		return stat(p, st);
+		return memo_sys_stat(p, st);
 	/* The same walk fails the same way, and finds the same non-link. */
 	if (e->lerr != 0) {
 		errno = e->lerr;
@@ -264,7 +284,7 @@ int sbx_memo_stat(struct sbx_memo *m, const char *p, struct stat *st)
 	}
 	if (!e->have_stat || (e->serr != 0 && e->sgen != m->gen)) {
 		m->calls++;
-		e->serr = stat(p, &e->sst) == 0 ? 0 : errno;
+		e->serr = memo_sys_stat(p, &e->sst) == 0 ? 0 : errno;
 		e->sgen = m->gen;
 		e->have_stat = true;
 	}

@@ -32,7 +32,9 @@
 
 #include "base/envnames.h"
 #include "base/fileio.h"
+#include "base/fstype.h"
 #include "base/knob.h"
+#include "base/pathwalk.h"
 #include "ca/ca.h"
 #include "proxy/log.h"
 
@@ -2260,19 +2262,13 @@ struct host_mounts {
 
 /* Whether a filesystem type is one whose lookups may mount (autofs) or
  * wait on another machine or process (network and cluster filesystems,
- * FUSE and its kin, whose daemon may hang). */
+ * FUSE and its kin, whose daemon may hang). Round 46 (fix46h): every
+ * type but the local ones of base/fstype.h's allowlist, one unknown
+ * included (it was a list of the remote ones: a type missing from it,
+ * orangefs's kin or a new network filesystem, was looked into). */
 static bool fs_type_remote(const char *type)
 {
-	static const char *const remote[] = {
-		"autofs", "nfs",       "nfs4",   "cifs", "smb3", "smbfs", "ncpfs",  "9p",    "ceph",   "glusterfs",
-		"lustre", "afs",       "coda",   "gfs2", "ocfs2", "davfs", "orangefs", "pvfs2", "beegfs", "gpfs",
-		"vboxsf", "virtiofs",  "fuse",   "fuseblk", "sshfs", "s3fs", "lizardfs", "moosefs", NULL};
-
-	for (size_t i = 0; remote[i] != NULL; i++)
-		if (strcmp(type, remote[i]) == 0)
-			return true;
-	/* fuse.sshfs, fuse.rclone, fuse.gvfsd-fuse... */
-	return strncmp(type, "fuse.", 5) == 0;
+	return !fstype_local(type);
 }
 
 /* The mounts of the mountinfo text f into m. 0, or -1 (ENOMEM, said). */
@@ -2355,84 +2351,132 @@ enum path_look {
 		      * resolved, the rest as written, nothing looked at there */
 };
 
+/* path_look()'s walk: the path walked (cur) and the mounts. */
+struct look_walk {
+	const struct host_mounts *m;
+	const char *cur;
+};
+
+/* The canonical path of cur up to end into out (PATH_MAX): the walk
+ * passed it, so it holds no link and no ".." (the walk stops at both):
+ * only "//" and "." to drop. false when too long. */
+static bool look_prefix(const char *cur, const char *end, char *out)
+{
+	size_t n = (size_t)(end - cur);
+
+	if (n >= PATH_MAX)
+		return false;
+	memcpy(out, cur, n);
+	out[n] = '\0';
+	npmrc_normalize(out);
+	return true;
+}
+
+/* PATHWALK_BEFORE: a component on a mount not cheap to look at is not
+ * looked up (the walk stops before it: nothing of it opened). */
+static enum pathwalk_act look_step(void *ctx, struct pathwalk_step *s)
+{
+	const struct look_walk *lw = ctx;
+	char cand[PATH_MAX];
+
+	if (!s->before)
+		return PATHWALK_GO;
+	if (!look_prefix(lw->cur, s->end, cand) || host_mounts_remote(lw->m, cand))
+		return PATHWALK_STOP;
+	return PATHWALK_GO;
+}
+
 /*
- * realpath() of the absolute path, a component at a time, each one
- * looked at (fstatat AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, readlink)
- * only when host_mounts_remote() says the mount it lies on is local: a
- * link on the way into /net (autofs) or an NFS mount stops the walk
- * there, before anything of it is looked up. out: PATH_MAX.
+ * realpath() of the absolute path on pathwalk() (round 46, fix46h: it
+ * was a walk of its own), a component at a time, each one looked at
+ * (openat O_PATH|O_NOFOLLOW and fstat, which mount no automount point:
+ * PATHWALK_NOAUTOMOUNT) only when host_mounts_remote() says the mount it
+ * lies on is local (PATHWALK_BEFORE: a link on the way into /net
+ * (autofs) or an NFS mount stops the walk there, before anything of it
+ * is looked up). A link stops the walk; its target (readlinkat() from
+ * the directory reached) and the rest make the path walked next, from
+ * "/"; a ".." the parent of the canonical path so far. out: PATH_MAX.
  */
 static enum path_look path_look(const struct host_mounts *m, const char *path, char *out, struct stat *st)
 {
-	char rest[PATH_MAX], res[PATH_MAX] = "", cand[PATH_MAX], target[PATH_MAX];
+	char cur[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
 	unsigned links = 0;
 
-	if (path[0] != '/' || strlen(path) >= sizeof(rest))
+	if (path[0] != '/' || strlen(path) >= sizeof(cur))
 		return LOOK_NONE;
-	memcpy(rest, path, strlen(path) + 1);
-	for (char *p = rest;;) {
-		char *comp, *next;
-		size_t len;
+	memcpy(cur, path, strlen(path) + 1);
+	for (;;) {
+		struct look_walk lw = {.m = m, .cur = cur};
+		struct pathwalk_result res;
+		int fd = pathwalk("/", cur, PATHWALK_DOT | PATHWALK_BEFORE | PATHWALK_NOAUTOMOUNT, look_step, &lw, &res);
+		const char *at = res.at, *rest;
+		size_t n;
+		ssize_t tn = -1;
 
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		comp = p;
-		next = strchr(p, '/');
-		len = next != NULL ? (size_t)(next - p) : strlen(p);
-		p += len;
-		if (len == 1 && comp[0] == '.')
-			continue;
-		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
-			char *cut = strrchr(res, '/');
-
-			if (cut != NULL)
-				*cut = '\0';
-			continue;
+		if (fd >= 0) {
+			(void)close(fd);
+			if (!look_prefix(cur, cur + strlen(cur), out))
+				return LOOK_NONE;
+			if (host_mounts_remote(m, out)) /* "/" itself */
+				return LOOK_REMOTE;
+			*st = res.st;
+			return LOOK_LOCAL;
 		}
-		if ((size_t)snprintf(cand, sizeof(cand), "%s/%.*s", res, (int)len, comp) >= sizeof(cand))
-			return LOOK_NONE;
-		if (host_mounts_remote(m, cand)) {
-			if ((size_t)snprintf(out, PATH_MAX, "%s%s", cand, p) >= PATH_MAX)
+		n = at != NULL ? strcspn(at, "/") : 0;
+		rest = at != NULL ? at + n : NULL;
+		if (res.end == PATHWALK_LINK && res.fd >= 0 && n <= NAME_MAX) {
+			char name[NAME_MAX + 1];
+
+			memcpy(name, at, n);
+			name[n] = '\0';
+			tn = readlinkat(res.fd, name, target, sizeof(target) - 1);
+		}
+		if (res.fd >= 0)
+			(void)close(res.fd);
+		if (res.end == PATHWALK_STOPPED) {
+			if (!look_prefix(cur, at, out) ||
+			    (size_t)snprintf(next, sizeof(next), "%s/%s", strcmp(out, "/") == 0 ? "" : out, at) >=
+				    sizeof(next))
 				return LOOK_NONE;
 			/* review45h: the rest as written held "//", "." and
 			 * ".." (a link to /nfs/bob/./ssh): the sandbox refuses
 			 * a denied path with one, and with it every run of
 			 * the host. Taken lexically, as the kernel takes it
 			 * but for a link on that mount before a "..". */
-			npmrc_normalize(out);
+			npmrc_normalize(next);
+			memcpy(out, next, strlen(next) + 1);
 			return LOOK_REMOTE;
 		}
-		if (fstatat(AT_FDCWD, cand, st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
-			return LOOK_NONE;
-		if (S_ISLNK(st->st_mode)) {
-			ssize_t n = readlink(cand, target, sizeof(target) - 1);
-			char joined[PATH_MAX];
+		if (res.end == PATHWALK_BADNAME && res.err == EINVAL && n == 2) {
+			/* "..": the parent of the canonical path so far */
+			char *cut;
 
-			if (n <= 0 || ++links > 40)
+			if (!look_prefix(cur, at, next))
 				return LOOK_NONE;
-			target[n] = '\0';
-			if ((size_t)snprintf(joined, sizeof(joined), "%s%s", target, p) >= sizeof(joined))
+			cut = strrchr(next, '/');
+			if (cut != NULL)
+				cut[cut == next ? 1 : 0] = '\0';
+			if (strlen(next) + strlen(rest) + 2 > sizeof(next))
 				return LOOK_NONE;
-			memcpy(rest, joined, strlen(joined) + 1);
-			p = rest;
-			if (target[0] == '/')
-				res[0] = '\0';
+			strcat(strcat(next, "/"), rest);
+			memcpy(cur, next, strlen(next) + 1);
 			continue;
 		}
-		memcpy(res, cand, strlen(cand) + 1);
+		if (res.end != PATHWALK_LINK || tn <= 0 || ++links > 40)
+			return LOOK_NONE;
+		target[tn] = '\0';
+		if (target[0] == '/') {
+			if ((size_t)snprintf(next, sizeof(next), "%s%s", target, rest) >= sizeof(next))
+				return LOOK_NONE;
+		} else {
+			char dir[PATH_MAX];
+
+			if (!look_prefix(cur, at, dir) ||
+			    (size_t)snprintf(next, sizeof(next), "%s/%s%s", dir, target, rest) >= sizeof(next))
+				return LOOK_NONE;
+		}
+		memcpy(cur, next, strlen(next) + 1);
 	}
-	if (res[0] == '\0')
-		memcpy(res, "/", 2);
-	if (host_mounts_remote(m, res)) {
-		memcpy(out, res, strlen(res) + 1);
-		return LOOK_REMOTE;
-	}
-	if (fstatat(AT_FDCWD, res, st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
-		return LOOK_NONE;
-	memcpy(out, res, strlen(res) + 1);
-	return LOOK_LOCAL;
 }
 
 /*
@@ -2486,19 +2530,93 @@ static int home_root_entries(struct strv *cands, const struct host_mounts *m)
 	return rc;
 }
 
+/*
+ * The user's own homes (HOME, the password database's) in every form a
+ * candidate's path_look() may give: realpath() (the home is in the
+ * session's use: looked at in full), and path_look()'s own (round 46,
+ * fix46h: a HOME reached through a link onto NFS, /home/alice ->
+ * /nfs/a/alice with /nfs/a/alice a link on that mount: path_look() stops
+ * at the mount, "/nfs/a/alice" as written, where realpath() went on, and
+ * the user's own home was taken for another's and denied whole). Empty
+ * strings for the forms there are not.
+ */
+struct own_homes {
+	char form[4][PATH_MAX];
+};
+
+static void own_homes_get(struct own_homes *o, const struct host_mounts *m, const struct plan_host *h)
+{
+	const char *homes[2] = {h->home, h->pw_home};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct stat st;
+
+		o->form[2 * i][0] = o->form[2 * i + 1][0] = '\0';
+		if (homes[i] == NULL)
+			continue;
+		if (realpath(homes[i], o->form[2 * i]) == NULL)
+			o->form[2 * i][0] = '\0';
+		if (path_look(m, homes[i], o->form[2 * i + 1], &st) == LOOK_NONE)
+			o->form[2 * i + 1][0] = '\0';
+	}
+}
+
+/* Whether real is one of the user's own homes (exactly), or holds one
+ * (*holds). */
+static bool own_home_is(const struct own_homes *o, const char *real, bool *holds)
+{
+	*holds = false;
+	for (size_t i = 0; i < 4; i++) {
+		if (o->form[i][0] == '\0')
+			continue;
+		if (strcmp(o->form[i], real) == 0)
+			return true;
+		if (path_under(o->form[i], real))
+			*holds = true;
+	}
+	return false;
+}
+
+/* The candidates cands sorted into out and remote (other_user_homes()).
+ * A remote one that holds one of the user's own homes (a shared NFS
+ * /home listed as a home of its own) goes to out: not denied whole
+ * (the user's home with it), each of its stores denied where path_look()
+ * stops, nothing looked at. *over set past OTHER_USER_HOMES. 0, or -1
+ * (ENOMEM). */
+static int other_user_sort(struct strv *out, struct strv *remote, const struct host_mounts *m,
+			   const struct own_homes *own, const struct strv *cands, bool *over)
+{
+	char real[PATH_MAX];
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && !*over && i < cands->n; i++) {
+		struct stat st;
+		enum path_look look = path_look(m, cands->v[i], real, &st);
+		bool holds = false;
+		struct strv *to;
+
+		if (look == LOOK_NONE || strcmp(real, "/") == 0 || (look == LOOK_LOCAL && !S_ISDIR(st.st_mode)) ||
+		    own_home_is(own, real, &holds) || strv_has(out, real) || strv_has(remote, real))
+			continue;
+		to = look == LOOK_REMOTE && !holds ? remote : out;
+		if (out->n + remote->n >= OTHER_USER_HOMES)
+			*over = true;
+		else
+			rc = strv_add(to, real);
+	}
+	return rc;
+}
+
 static int other_user_homes(struct strv *out, struct strv *remote, const struct host_mounts *m,
 			    const struct plan_host *h)
 {
-	char own[PATH_MAX] = "", own_pw[PATH_MAX] = "", real[PATH_MAX];
+	struct own_homes own;
 	struct strv cands = {0};
 	bool over = false;
 	FILE *f;
 	int rc;
 
-	if (h->home == NULL || realpath(h->home, own) == NULL)
-		own[0] = '\0';
-	if (h->pw_home == NULL || realpath(h->pw_home, own_pw) == NULL)
-		own_pw[0] = '\0';
+	own_homes_get(&own, m, h);
 	rc = 0;
 	if ((f = fopen("/etc/passwd", "re")) != NULL) {
 		struct passwd *pw;
@@ -2510,19 +2628,8 @@ static int other_user_homes(struct strv *out, struct strv *remote, const struct 
 	}
 	if (rc == 0)
 		rc = home_root_entries(&cands, m);
-	for (size_t i = 0; rc == 0 && !over && i < cands.n; i++) {
-		struct stat st;
-		enum path_look look = path_look(m, cands.v[i], real, &st);
-		struct strv *to = look == LOOK_REMOTE ? remote : out;
-
-		if (look == LOOK_NONE || strcmp(real, "/") == 0 || (look == LOOK_LOCAL && !S_ISDIR(st.st_mode)) ||
-		    strcmp(real, own) == 0 || strcmp(real, own_pw) == 0 || strv_has(out, real) || strv_has(remote, real))
-			continue;
-		if (out->n + remote->n >= OTHER_USER_HOMES)
-			over = true;
-		else
-			rc = strv_add(to, real);
-	}
+	if (rc == 0)
+		rc = other_user_sort(out, remote, m, &own, &cands, &over);
 	strv_free(&cands);
 	if (rc < 0) {
 		log_warn("run: the homes of the other users");
@@ -6733,7 +6840,7 @@ static int other_user_home(struct run_plan *pl, const char *real, const char *cw
  * it, or it holds the work (run from /home/bob/proj as root): the mount is
  * in the session's use, and its stores are checked one by one.
  */
-static int other_user_remote(struct run_plan *pl, const char *rp, const char *cwd)
+static int other_user_remote(struct run_plan *pl, const char *rp, const char *cwd, struct strv *denied)
 {
 	bool in_use = holds_work(pl, cwd, rp);
 
@@ -6747,7 +6854,7 @@ static int other_user_remote(struct run_plan *pl, const char *rp, const char *cw
 		in_use = path_under(rp, pl->allow_read.v[i]);
 	if (in_use)
 		return other_user_home(pl, rp, cwd, NULL);
-	if (strv_add_unique(&pl->deny_read, rp) < 0) {
+	if (strv_add_unique(&pl->deny_read, rp) < 0 || strv_add(denied, rp) < 0) {
 		log_warn("run: the homes of other users");
 		return -1;
 	}
@@ -6763,7 +6870,7 @@ static int other_user_remote(struct run_plan *pl, const char *rp, const char *cw
  * inner one's stores were left readable; it has them checked one by
  * one (the mount is in use). 0, or -1 after logging.
  */
-static int plan_remote_homes(struct run_plan *pl, const struct strv *remote, const char *cwd)
+static int plan_remote_homes(struct run_plan *pl, const struct strv *remote, const char *cwd, struct strv *denied)
 {
 	int rc = 0;
 
@@ -6777,28 +6884,55 @@ static int plan_remote_homes(struct run_plan *pl, const struct strv *remote, con
 			if (inside != (pass == 1))
 				continue;
 			rc = inside ? other_user_home(pl, remote->v[i], cwd, NULL)
-				    : other_user_remote(pl, remote->v[i], cwd);
+				    : other_user_remote(pl, remote->v[i], cwd, denied);
 		}
 	}
 	return rc;
 }
 
-static int plan_other_users(struct run_plan *pl, const struct plan_host *h)
+/*
+ * Round 46 (fix46h): the one notice line of the remote homes denied
+ * whole (a shared NFS /home made every colleague's home unreadable in
+ * the session with no word): which, why, what to do. Unless quiet.
+ * 0, or -1 after logging (ENOMEM).
+ */
+static int print_remote_homes_notice(const struct strv *denied)
+{
+	char *list;
+
+	if (denied->n == 0)
+		return 0;
+	if ((list = notice_list(denied, "", 4, "the notice of the remote homes")) == NULL)
+		return -1;
+	fprintf(stderr,
+		"passavant: %zu home%s of other users on network or automounted filesystems (NFS, CIFS, autofs, "
+		"FUSE) %s unreadable whole in the sandbox, as looking for their stores could mount them or wait "
+		"on their server: %s (to read one, name it in filesystem.allowRead: its stores are then denied "
+		"one by one)\n",
+		denied->n, denied->n == 1 ? "" : "s", denied->n == 1 ? "is" : "are", list);
+	free(list);
+	return 0;
+}
+
+static int plan_other_users(struct run_plan *pl, const struct plan_host *h, bool quiet)
 {
 	char cwd_buf[PATH_MAX];
 	const char *cwd = h->cwd != NULL && realpath(h->cwd, cwd_buf) != NULL ? cwd_buf : NULL;
-	struct strv homes = {0}, remote = {0};
+	struct strv homes = {0}, remote = {0}, denied = {0};
 	struct host_mounts m;
 	int rc = host_mounts_read(&m);
 
 	if (rc == 0)
 		rc = other_user_homes(&homes, &remote, &m, h);
 	if (rc == 0)
-		rc = plan_remote_homes(pl, &remote, cwd);
+		rc = plan_remote_homes(pl, &remote, cwd, &denied);
 	for (size_t i = 0; rc == 0 && i < homes.n; i++)
 		rc = other_user_home(pl, homes.v[i], cwd, &m);
+	if (rc == 0 && !quiet)
+		rc = print_remote_homes_notice(&denied);
 	strv_free(&homes);
 	strv_free(&remote);
+	strv_free(&denied);
 	strv_free(&m.at);
 	return rc;
 }
@@ -6811,7 +6945,7 @@ int plan_build(struct run_plan *pl, const policy_t *p, const mask_table_t *masks
 		log_warnx("session directory path too long");
 		return -1;
 	}
-	if (plan_fs(pl, p) < 0 || plan_shared(pl, h) < 0 || plan_other_users(pl, h) < 0 || plan_npmrc_caches(pl, h) < 0 ||
+	if (plan_fs(pl, p) < 0 || plan_shared(pl, h) < 0 || plan_other_users(pl, h, s->quiet) < 0 || plan_npmrc_caches(pl, h) < 0 ||
 	    plan_protect(pl, h, s) < 0 ||
 	    plan_files(pl, masks) < 0 ||
 	    plan_siblings(pl, h) < 0 || plan_sys(pl, h, s) < 0 || plan_remask_files(pl, masks, h, s) < 0 ||

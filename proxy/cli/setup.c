@@ -4,6 +4,7 @@
  * machine facts the run plan uses (read here, once).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/fstype.h"
 #include "proxy/audit.h"
 #include "proxy/cli/cli.h"
 #include "proxy/log.h"
@@ -185,9 +187,20 @@ static bool mountinfo_split(char *line, char **mnt, char **type)
  * of a home's own entries (shell start-up files and histories, .cache,
  * .local, macOS's Library, Windows' AppData); a home that is a
  * dotfiles repository has its shell files.
+ *
+ * Round 46 (fix46h): only on a mount whose type (mountinfo's, type) is
+ * cheap to look at: a local one (base/fstype.h) or a virtual machine's
+ * share of its host (virtiofs, 9p, vboxsf, VMware's and Parallels'
+ * shares: round 35's case, answered by this machine's hypervisor). A
+ * mount of NFS, CIFS, sshfs, any other FUSE filesystem or autofs is not
+ * looked at (a look waited on a server that is down, or mounted an
+ * automount point, at every start): not taken as a home here; the homes
+ * of other users there are plan_other_users()'s, denied whole. Each
+ * mark is looked at with AT_NO_AUTOMOUNT.
  */
-static bool mount_is_home(const char *mnt, const char *home, const char *pw_home)
+static bool mount_is_home(const char *mnt, const char *type, const char *home, const char *pw_home)
 {
+	static const char *const vm_shares[] = {"virtiofs", "9p", "vboxsf", "fuse.vmhgfs-fuse", "prl_fs"};
 	static const char *const markers[] = {".ssh",		   ".gnupg", ".aws", ".config/gh",
 					      "Library/Keychains", "AppData/Roaming"};
 	static const char *const home_own[] = {".bashrc",	".profile",	 ".bash_profile", ".bash_login",
@@ -198,19 +211,24 @@ static bool mount_is_home(const char *mnt, const char *home, const char *pw_home
 					       ".lesshst",	".python_history"};
 	char p[PATH_MAX];
 	struct stat st;
-	bool marked = false;
+	bool marked = false, cheap = fstype_local(type);
 
-	if (strcmp(mnt, "/") == 0 || (home != NULL && strcmp(mnt, home) == 0) ||
+	for (size_t i = 0; i < sizeof(vm_shares) / sizeof(vm_shares[0]) && !cheap; i++)
+		cheap = strcmp(type, vm_shares[i]) == 0;
+	if (!cheap || strcmp(mnt, "/") == 0 || (home != NULL && strcmp(mnt, home) == 0) ||
 	    (pw_home != NULL && strcmp(mnt, pw_home) == 0))
 		return false;
 	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]) && !marked; i++)
-		marked = (size_t)snprintf(p, sizeof(p), "%s/%s", mnt, markers[i]) < sizeof(p) && lstat(p, &st) == 0;
+		marked = (size_t)snprintf(p, sizeof(p), "%s/%s", mnt, markers[i]) < sizeof(p) &&
+			 fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
 	if (!marked)
 		return false;
-	if ((size_t)snprintf(p, sizeof(p), "%s/.git", mnt) >= sizeof(p) || lstat(p, &st) != 0)
+	if ((size_t)snprintf(p, sizeof(p), "%s/.git", mnt) >= sizeof(p) ||
+	    fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0)
 		return true;
 	for (size_t i = 0; i < sizeof(home_own) / sizeof(home_own[0]); i++)
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", mnt, home_own[i]) >= sizeof(p) || lstat(p, &st) == 0)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", mnt, home_own[i]) >= sizeof(p) ||
+		    fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0)
 			return true;
 	return false;
 }
@@ -247,7 +265,7 @@ static void mounted_home_patterns(char (*pats)[PATH_MAX + 32], size_t *n, size_t
 		if (!mountinfo_split(line, &mnt, &tok))
 			continue;
 		win = windows_fstype(tok);
-		is_home = strcmp(tok, "autofs") != 0 && mount_is_home(mnt, home, pw_home);
+		is_home = mount_is_home(mnt, tok, home, pw_home);
 		if (!win && !is_home)
 			continue;
 		if (*n + (win ? 2 : 0) + (is_home ? 1 : 0) > max) {

@@ -6007,7 +6007,7 @@ static void test_remote_homes_r45(void)
 	(void)close(fd);
 	(void)at(proj, "r45/proj");
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && env -i HOME=/root PATH=/usr/bin:/bin TMPDIR=/tmp '%s' run -q -- sh -c "
+		 "cd '%s' && env -i HOME=/root PATH=/usr/bin:/bin TMPDIR=/tmp '%s' run -- sh -c "
 		 "'cat %s/probe-inside 2>/dev/null; echo ran'; echo status=$?",
 		 proj, test_passavant_bin(), fhome);
 	rc = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
@@ -6016,13 +6016,14 @@ static void test_remote_homes_r45(void)
 	    "a home on a FUSE mount: the command did not run: %s %s", out ? out : "", err ? err : "");
 	/* Opcode 1 is FUSE_LOOKUP: a name looked up in the home. The
 	 * stores of plan_other_users() (.netrc, .npmrc, .vercel...) and the
-	 * two links' targets (sub, ssh) are not. setup.c's search of every
-	 * mount for a home's marks (.ssh, .gnupg, .aws, .config, Library,
-	 * AppData, then .git and a home's own entries: round 35) still
-	 * looks (docs/sandbox.md, not done). */
+	 * two links' targets (sub, ssh) are not. fix46h: nor setup.c's
+	 * search of every mount for a home's marks (.ssh, .gnupg, .aws,
+	 * .config, Library, AppData, then .git: round 35), which looked
+	 * into every mount but autofs. */
 	ROW(text != NULL, "a home on a FUSE mount: no log of its daemon");
 	for (const char *const *n = (const char *const[]){".netrc", ".npmrc", ".vercel", ".docker", ".kube",
-							  ".git-credentials", "sub", "ssh", NULL};
+							  ".git-credentials", "sub", "ssh", ".ssh", ".gnupg",
+							  ".aws", ".config", "Library", "AppData", NULL};
 	     text != NULL && *n != NULL; n++) {
 		char line[64];
 
@@ -6030,6 +6031,10 @@ static void test_remote_homes_r45(void)
 		ROW(strstr(text, line) == NULL && strncmp(text, line + 1, strlen(line + 1)) != 0,
 		    "a home on a FUSE mount: passavant looked up %s in it: %s", *n, text);
 	}
+	/* fix46h: one notice line names what was denied whole, and why */
+	ROW(err != NULL && test_has(err, "unreadable whole in the sandbox") && test_has(err, fhome) &&
+		    test_has(err, "filesystem.allowRead"),
+	    "a home on a FUSE mount: denied whole without a word: %s", err ? err : "");
 	/* The command's own look inside reaches nothing of it. */
 	ROW(text != NULL && !test_has(text, "1 probe-inside\n"),
 	    "a home on a FUSE mount: not denied whole in the session: %s", text ? text : "");

@@ -204,6 +204,78 @@ static void test_pathwalk_step(void)
 	rm_tree(dir);
 }
 
+/* fix46h: what path_look() (proxy/cli/plan.c) needs of the walker, and
+ * why it had a walk of its own: a look at each component BEFORE it is
+ * looked up (a component on an NFS or autofs mount is never opened: the
+ * step stops there), and no O_DIRECTORY open of a directory passed
+ * through (it mounts an automount point; O_PATH alone does not):
+ * PATHWALK_NOAUTOMOUNT fstats each instead. */
+struct before_log {
+	unsigned before, after, after_dir_st;
+	const char *refuse;
+};
+
+static enum pathwalk_act before_fn(void *ctx, struct pathwalk_step *s)
+{
+	struct before_log *l = ctx;
+
+	if (s->before) {
+		l->before++;
+		CU_ASSERT(s->fd == -1 && s->err == 0);
+		return l->refuse != NULL && strcmp(s->name, l->refuse) == 0 ? PATHWALK_STOP : PATHWALK_GO;
+	}
+	l->after++;
+	if (s->fd >= 0 && !s->last && s->have_st && S_ISDIR(s->st.st_mode))
+		l->after_dir_st++;
+	return PATHWALK_GO;
+}
+
+static void test_pathwalk_before(void)
+{
+	struct before_log log = {0};
+	struct pathwalk_result res;
+	char dir[64], p[PATH_MAX];
+	int fd;
+
+	make_tree(dir, sizeof(dir), "/tmp/pv-walk-XXXXXX");
+	snprintf(p, sizeof(p), "%s/a", dir);
+	/* refused before its lookup: STOPPED at it, never opened (a
+	 * missing name: an open would have failed ENOENT) */
+	log.refuse = "missing";
+	fd = pathwalk(p, "b/missing/deeper", PATHWALK_BEFORE | PATHWALK_NOAUTOMOUNT, before_fn, &log, &res);
+	CU_ASSERT(fd == -1 && res.end == PATHWALK_STOPPED && res.err == ECANCELED);
+	CU_ASSERT(res.at != NULL && strcmp(res.at, "missing/deeper") == 0);
+	CU_ASSERT(log.before == 2 && log.after == 1);
+	CU_ASSERT(res.fd >= 0 && S_ISDIR(res.st.st_mode));
+	if (res.fd >= 0)
+		CU_ASSERT_EQUAL(close(res.fd), 0);
+	/* NOAUTOMOUNT: each directory passed through fstat'ed (opened
+	 * without O_DIRECTORY); a link or a file in the way: typed as
+	 * before */
+	memset(&log, 0, sizeof(log));
+	fd = pathwalk("/", dir, PATHWALK_BEFORE | PATHWALK_NOAUTOMOUNT, before_fn, &log, &res);
+	CU_ASSERT(fd >= 0 && res.end == PATHWALK_REACHED && S_ISDIR(res.st.st_mode));
+	CU_ASSERT(log.before == log.after && log.after_dir_st + 1 == log.after);
+	if (fd >= 0)
+		CU_ASSERT_EQUAL(close(fd), 0);
+	snprintf(p, sizeof(p), "%s/a/l/x", dir);
+	fd = pathwalk("/", p, PATHWALK_NOAUTOMOUNT, NULL, NULL, &res);
+	CU_ASSERT(fd == -1 && res.end == PATHWALK_LINK && res.err == ELOOP && strcmp(res.at, "l/x") == 0);
+	if (res.fd >= 0)
+		CU_ASSERT_EQUAL(close(res.fd), 0);
+	snprintf(p, sizeof(p), "%s/a/f/x", dir);
+	fd = pathwalk("/", p, PATHWALK_NOAUTOMOUNT, NULL, NULL, &res);
+	CU_ASSERT(fd == -1 && res.end == PATHWALK_NOTDIR && res.err == ENOTDIR);
+	if (res.fd >= 0)
+		CU_ASSERT_EQUAL(close(res.fd), 0);
+	snprintf(p, sizeof(p), "%s/a/l", dir);
+	fd = pathwalk("/", p, PATHWALK_NOAUTOMOUNT, NULL, NULL, &res);
+	CU_ASSERT(fd == -1 && res.end == PATHWALK_LINK);
+	if (res.fd >= 0)
+		CU_ASSERT_EQUAL(close(res.fd), 0);
+	rm_tree(dir);
+}
+
 /* fileio_mkdirs_nolinks() on the walker: made, links, "." and "..". */
 static void test_mkdirs_nolinks(void)
 {
@@ -279,5 +351,6 @@ TEST_REGISTRAR(pathwalk_suite)
 	test_add(s, "pathwalk: typed ends, handle where it stops", test_pathwalk_ends);
 	test_add(s, "pathwalk: EACCES stops in the directory above, its owner", test_pathwalk_eacces);
 	test_add(s, "pathwalk: step makes, retries once, stops", test_pathwalk_step);
+	test_add(s, "fix46h: pathwalk BEFORE a lookup, and NOAUTOMOUNT (path_look's walk)", test_pathwalk_before);
 	test_add(s, "fileio_mkdirs_nolinks: made, links, dots", test_mkdirs_nolinks);
 }

@@ -682,6 +682,16 @@ static void test_remote_mounts(void)
 	CU_ASSERT(fs_type_remote("nfs") && fs_type_remote("autofs") && fs_type_remote("fuse.sshfs") &&
 		  fs_type_remote("cifs") && !fs_type_remote("ext4") && !fs_type_remote("tmpfs") &&
 		  !fs_type_remote("fusectl"));
+	/* fix46h: an allowlist of the local types; every other one, an
+	 * unknown one included, is not cheap to look at */
+	ROW(fs_type_remote("orangefs2") && fs_type_remote("fuseblk") && fs_type_remote("9p") &&
+		    fs_type_remote("virtiofs") && fs_type_remote("ecryptfs") && fs_type_remote("") &&
+		    fs_type_remote("ext4x"),
+	    "an unknown or network filesystem type taken as local");
+	ROW(!fs_type_remote("xfs") && !fs_type_remote("btrfs") && !fs_type_remote("zfs") && !fs_type_remote("overlay") &&
+		    !fs_type_remote("f2fs") && !fs_type_remote("vfat") && !fs_type_remote("exfat") &&
+		    !fs_type_remote("bcachefs") && !fs_type_remote("ext3") && !fs_type_remote("proc"),
+	    "a local filesystem type taken as remote");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	CU_ASSERT_EQUAL(host_mounts_parse(&m, f), 0);
 	(void)fclose(f);
@@ -737,6 +747,7 @@ static void test_remote_mounts(void)
 static void test_remote_home_allow_read(void)
 {
 	char home[PATH_MAX], f[PATH_MAX + 16];
+	struct strv denied = {0};
 	struct run_plan pl;
 
 	memset(&pl, 0, sizeof(pl));
@@ -745,7 +756,9 @@ static void test_remote_home_allow_read(void)
 	snprintf(f, sizeof(f), "%s/.netrc", home);
 	CU_ASSERT_EQUAL_FATAL(test_write_file(f, "machine x password y\n", 21), 0);
 	CU_ASSERT_EQUAL_FATAL(strv_add(&pl.allow_read, t_root), 0);
-	CU_ASSERT_EQUAL(other_user_remote(&pl, home, "/"), 0);
+	CU_ASSERT_EQUAL(other_user_remote(&pl, home, "/", &denied), 0);
+	ROW(denied.n == 0, "a remote home under an allowRead: named as denied whole");
+	strv_free(&denied);
 	ROW(strv_has(&pl.deny_read, f), "a remote home under an allowRead: its ~/.netrc not denied");
 	ROW(!strv_has(&pl.deny_read, home), "a remote home under an allowRead: denied whole");
 	plan_free(&pl);
@@ -758,7 +771,7 @@ static void test_remote_home_allow_read(void)
 static void test_remote_home_inside(void)
 {
 	char outer[PATH_MAX], inner[PATH_MAX + 8], cwd[PATH_MAX + 8], f[PATH_MAX + 24];
-	struct strv remote = {0};
+	struct strv remote = {0}, denied = {0};
 	struct run_plan pl;
 
 	memset(&pl, 0, sizeof(pl));
@@ -773,11 +786,114 @@ static void test_remote_home_inside(void)
 	/* the inner one first, as /home's listing may give them */
 	CU_ASSERT_EQUAL_FATAL(strv_add(&remote, inner), 0);
 	CU_ASSERT_EQUAL_FATAL(strv_add(&remote, outer), 0);
-	CU_ASSERT_EQUAL(plan_remote_homes(&pl, &remote, cwd), 0);
+	CU_ASSERT_EQUAL(plan_remote_homes(&pl, &remote, cwd, &denied), 0);
+	ROW(denied.n == 0, "a remote home that holds the work: named as denied whole");
+	strv_free(&denied);
 	ROW(strv_has(&pl.deny_read, f), "a remote home inside one that holds the work: its ~/.netrc not denied");
 	ROW(!under_deny_read(&pl, cwd), "a remote home that holds the work: denied");
 	plan_free(&pl);
 	strv_free(&remote);
+}
+
+/* fix46h: the user's own home reached through a link onto a mount not
+ * cheap to look at (HOME=/home/alice -> <nfs>/a-link, a link on that
+ * mount to <nfs>/a/alice): realpath() of HOME went through both links,
+ * path_look() of the candidate /home/alice stops at the mount, and the
+ * two differed: the user's own home was taken for another's, denied
+ * whole. And a remote candidate that holds the user's home (a shared NFS
+ * /home listed as a home itself) is not denied whole: its stores are,
+ * where path_look() stops. */
+static void test_own_home_remote(void)
+{
+	char dir[PATH_MAX], nfs[PATH_MAX + 8], home[PATH_MAX + 16], t[PATH_MAX + 32], entry[PATH_MAX + 16];
+	struct host_mounts m = {0};
+	struct plan_host h = {0};
+	struct strv cands = {0}, out = {0}, remote = {0};
+	struct own_homes own;
+	bool over = false, holds;
+
+	snprintf(dir, sizeof(dir), "%s/own-remote", t_root);
+	snprintf(nfs, sizeof(nfs), "%s/nfs", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(nfs, 0755), 0);
+	snprintf(t, sizeof(t), "%s/a", nfs);
+	CU_ASSERT_EQUAL_FATAL(mkdir(t, 0755), 0);
+	snprintf(t, sizeof(t), "%s/a/alice", nfs);
+	CU_ASSERT_EQUAL_FATAL(mkdir(t, 0755), 0);
+	snprintf(home, sizeof(home), "%s/a-link", nfs);
+	CU_ASSERT_EQUAL_FATAL(symlink("a/alice", home), 0);
+	snprintf(home, sizeof(home), "%s/alice", dir);
+	snprintf(t, sizeof(t), "%s/a-link", nfs);
+	CU_ASSERT_EQUAL_FATAL(symlink(t, home), 0);
+	snprintf(entry, sizeof(entry), "L/");
+	CU_ASSERT_EQUAL_FATAL(strv_add(&m.at, entry), 0);
+	snprintf(entry, sizeof(entry), "R%s", nfs);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&m.at, entry), 0);
+	h.home = home;
+	own_homes_get(&own, &m, &h);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&cands, home), 0);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&cands, nfs), 0); /* holds it */
+	CU_ASSERT_EQUAL_FATAL(strv_add(&cands, dir), 0); /* local, holds it: as before */
+	CU_ASSERT_EQUAL(other_user_sort(&out, &remote, &m, &own, &cands, &over), 0);
+	snprintf(t, sizeof(t), "%s/a-link", nfs);
+	ROW(!strv_has(&remote, t) && !strv_has(&out, t), "the user's own home through a link onto NFS: taken for another's");
+	ROW(!strv_has(&remote, nfs), "a remote home that holds the user's own: denied whole");
+	ROW(strv_has(&out, nfs), "a remote home that holds the user's own: its stores not denied");
+	ROW(own_home_is(&own, t, &holds) && !own_home_is(&own, nfs, &holds) && holds, "own_home_is()");
+	strv_free(&cands);
+	strv_free(&out);
+	strv_free(&remote);
+	strv_free(&m.at);
+}
+
+/* fix46h: path_look() on pathwalk(): a link on the way into a mount not
+ * cheap to look at, relative or absolute, "..", "." and "//" on the
+ * local part, a path to "/", a file as the last component, a link loop,
+ * a file in the middle. */
+static void test_path_look_walk(void)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 32], q[PATH_MAX + 32], out[PATH_MAX], entry[PATH_MAX + 8];
+	struct host_mounts m = {0};
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/look-walk", t_root);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/r", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/l", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/l/f", dir);
+	CU_ASSERT_EQUAL_FATAL(test_write_file(p, "x", 1), 0);
+	snprintf(entry, sizeof(entry), "R%s/r", dir);
+	CU_ASSERT_EQUAL_FATAL(strv_add(&m.at, entry), 0);
+	snprintf(p, sizeof(p), "%s/l/rel", dir);
+	CU_ASSERT_EQUAL_FATAL(symlink("../r/x", p), 0);
+	snprintf(p, sizeof(p), "%s/l/loop", dir);
+	CU_ASSERT_EQUAL_FATAL(symlink("loop", p), 0);
+	snprintf(p, sizeof(p), "%s/l/up", dir);
+	CU_ASSERT_EQUAL_FATAL(symlink("..", p), 0);
+	/* relative link into the "remote" mount: stopped there */
+	snprintf(p, sizeof(p), "%s//l/./rel/.ssh", dir);
+	snprintf(q, sizeof(q), "%s/r/x/.ssh", dir);
+	ROW(path_look(&m, p, out, &st) == LOOK_REMOTE && strcmp(out, q) == 0, "a relative link onto a remote mount: %s",
+	    out);
+	/* a link to "..", then a file */
+	snprintf(p, sizeof(p), "%s/l/up/l/f", dir);
+	snprintf(q, sizeof(q), "%s/l/f", dir);
+	ROW(path_look(&m, p, out, &st) == LOOK_LOCAL && strcmp(out, q) == 0 && S_ISREG(st.st_mode),
+	    "a link to .., then a file: %s", out);
+	snprintf(p, sizeof(p), "%s/l/f/x", dir);
+	ROW(path_look(&m, p, out, &st) == LOOK_NONE, "a file in the middle");
+	snprintf(p, sizeof(p), "%s/l/loop", dir);
+	ROW(path_look(&m, p, out, &st) == LOOK_NONE, "a loop of links");
+	ROW(path_look(&m, "/..//./", out, &st) == LOOK_LOCAL && strcmp(out, "/") == 0 && S_ISDIR(st.st_mode),
+	    "the root: %s", out);
+	ROW(path_look(&m, "relative", out, &st) == LOOK_NONE, "a relative path");
+	/* the "remote" mount's own root: not looked at */
+	snprintf(p, sizeof(p), "%s/l/../r", dir);
+	snprintf(q, sizeof(q), "%s/r", dir);
+	ROW(path_look(&m, p, out, &st) == LOOK_REMOTE && strcmp(out, q) == 0, "the remote mount itself: %s", out);
+	strv_free(&m.at);
 }
 
 TEST_REGISTRAR(cli_plan_register)
@@ -787,6 +903,9 @@ TEST_REGISTRAR(cli_plan_register)
 	test_add(s, "plan_env_vars lists every SPEC 7 variable", test_proxy_env);
 	test_add(s, "fix45h: homes on mounts not cheap to look at: mountinfo types, longest mount, path_look",
 		 test_remote_mounts);
+	test_add(s, "fix46h: the user's own home through a link onto a remote mount: not another's",
+		 test_own_home_remote);
+	test_add(s, "fix46h: path_look() on pathwalk(): links, dots, root, loops", test_path_look_walk);
 	test_add(s, "review45h: a remote home an allowRead holds: its stores denied one by one",
 		 test_remote_home_allow_read);
 	test_add(s, "review45h: a remote home inside another that holds the work: its stores denied",
