@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -180,6 +181,53 @@ static void reopen_host_devices(const struct sbx_plan *pl)
 		(void)close(tty);
 }
 
+/*
+ * The user's other per-user budgets (review46s, round 46's family): the
+ * kernel charges the sandbox's processes (RLIMIT_NPROC), queued signals
+ * (RLIMIT_SIGPENDING), POSIX message queue bytes (RLIMIT_MSGQUEUE) and
+ * SHM_LOCKed memory (RLIMIT_MEMLOCK) to the host user's count too, so a
+ * fork bomb or a pile of queued real-time signals left the same user on
+ * the host without a fork or a sigqueue for the rest of the session. The
+ * command gets half of each (soft and hard: it cannot raise the hard
+ * limit back), so the host keeps the other half, as halve_inotify_budget()
+ * does for inotify. An unlimited value has no budget to share and stays.
+ */
+static int halve_user_rlimits(char *err, size_t errlen)
+{
+	static const struct {
+		int res;
+		const char *name;
+	} lim[] = {
+		{RLIMIT_NPROC, "RLIMIT_NPROC"},
+		{RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING"},
+		{RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE"},
+		{RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK"},
+	};
+	struct rlimit rl;
+	rlim_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		if (getrlimit(lim[i].res, &rl) < 0) {
+			errbuf_set_errno(err, errlen, errno, "cannot read the user's %s", lim[i].name);
+			return -1;
+		}
+		v = rl.rlim_cur;
+		if (rl.rlim_max != RLIM_INFINITY && (v == RLIM_INFINITY || rl.rlim_max < v))
+			v = rl.rlim_max;
+		if (v == RLIM_INFINITY)
+			continue;
+		rl.rlim_cur = rl.rlim_max = v / 2 > 0 ? v / 2 : v;
+		if (setrlimit(lim[i].res, &rl) < 0) {
+			errbuf_set_errno(err, errlen, errno,
+					 "cannot limit the sandbox's %s: the command could use up the user's on the host",
+					 lim[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The command's process: the last cuts, then execve. */
 NORETURN static void run_command(const struct sbx_plan *pl)
 {
@@ -214,6 +262,8 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 	 * appear (unseen.c): listed with our capabilities still held, in
 	 * the final view, before the command's first file. */
 	if (sbx_unseen_apply(pl, err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	if (halve_user_rlimits(err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
 	/* Capabilities after everything that needed them (mounts, netns),
 	 * before seccomp (capset is not filtered, but order keeps the

@@ -1724,19 +1724,19 @@ out:
 }
 
 /*
- * Round 46 of the attack: the kernel counts inotify instances per user
- * in every user namespace above the sandbox's too, so a command that
- * opened all it could (128, the usual fs.inotify.max_user_instances)
- * left the same user on the host without one while it ran: its editor's
- * and file watchers' inotify_init1() failed with EMFILE. As uid 65534
- * (root's count is shared with everything else on a test machine): the
- * command fills its budget and waits; the host, as the same user, asks
- * for one instance meanwhile, and must get it.
+ * Round 46: a per-user kernel budget the sandbox shares with the host.
+ * As uid 65534 (root's counts are shared with everything else on a test
+ * machine, and root is exempt from some): the command (fill.py, given
+ * as FILL) takes all it can of the budget, says how many ("count") and
+ * holds it until the host has asked (the file "asked"), 30 s at most;
+ * the host, as the same user, asks for one (host.py, given as HOST,
+ * prints host=0 or host=ERRNO) meanwhile, and must get it. WHAT names
+ * the budget in the failure's text.
  */
-static void test_unprivileged_inotify_budget(void)
+static void unprivileged_budget(const char *tag, const char *fill, const char *hostpy, const char *what)
 {
-	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
-	char henv[PATH_MAX + 8], text[2 * PATH_MAX], ubin[PATH_MAX], *out = NULL, *err = NULL, *argv[16];
+	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX], rel[64];
+	char henv[PATH_MAX + 8], text[4 * PATH_MAX], ubin[PATH_MAX], *out = NULL, *err = NULL, *argv[16];
 	const char *host, *inside;
 	char vhost[32], vin[32];
 	size_t n = 0;
@@ -1747,43 +1747,42 @@ static void test_unprivileged_inotify_budget(void)
 		TEST_SKIP("needs root, setpriv and /usr/bin/python3 to become uid 65534");
 		return;
 	}
-	at(ubin, "ui-bin");
+	snprintf(rel, sizeof(rel), "%s-bin", tag);
+	at(ubin, rel);
 	CU_ASSERT_FATAL(mkdir(ubin, 0755) == 0);
-	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(ubin, "ui-bin/passavant"), 0755) == 0);
-	at(home, "ui-home");
-	at(work, "ui-work");
-	at(pol, "ui-policy.yaml");
+	snprintf(rel, sizeof(rel), "%s-bin/passavant", tag);
+	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(buf, rel), 0755) == 0);
+	snprintf(rel, sizeof(rel), "%s-home", tag);
+	at(home, rel);
+	snprintf(rel, sizeof(rel), "%s-work", tag);
+	at(work, rel);
+	snprintf(rel, sizeof(rel), "%s-policy.yaml", tag);
+	at(pol, rel);
 	snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [\"%s\"]\n", work);
 	CU_ASSERT_FATAL(mkdir(home, 0755) == 0 && mkdir(work, 0755) == 0 && test_write_file_mode(pol, text, 0644) == 0);
 	CU_ASSERT_FATAL(chown(home, 65534, 65534) == 0 && chown(work, 65534, 65534) == 0 &&
 			chown(pol, 65534, 65534) == 0);
-	/* Inside: open instances until refused, say how many, hold them
-	 * until the host has asked (the file "asked"), 30 s at most. On the
-	 * host: wait for the count, ask for one, say what came back. */
+	snprintf(rel, sizeof(rel), "%s-bin/passavant", tag);
 	snprintf(text, sizeof(text),
 		 "cat > fill.py <<'EOF'\n"
-		 "import ctypes, os, time\n"
-		 "libc = ctypes.CDLL(None, use_errno=True)\n"
-		 "fds = []\n"
-		 "while len(fds) < 100000:\n"
-		 "    fd = libc.inotify_init1(0)\n"
-		 "    if fd < 0:\n"
-		 "        break\n"
-		 "    fds.append(fd)\n"
-		 "open('count.tmp', 'w').write(str(len(fds)))\n"
+		 "import os, time\n"
+		 "%s"
+		 "open('count.tmp', 'w').write(str(n))\n"
 		 "os.rename('count.tmp', 'count')\n"
 		 "end = time.time() + 30\n"
 		 "while not os.path.exists('asked') and time.time() < end:\n"
 		 "    time.sleep(0.05)\n"
 		 "EOF\n"
+		 "cat > host.py <<'EOF'\n"
+		 "%s"
+		 "EOF\n"
 		 "%s run -p %s -- /usr/bin/python3 fill.py &\n"
 		 "i=0; while [ ! -s count ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i+1)); done\n"
-		 "/usr/bin/python3 -c 'import ctypes; l = ctypes.CDLL(None, use_errno=True); "
-		 "fd = l.inotify_init1(0); print(\"host=%%d\" %% (0 if fd >= 0 else ctypes.get_errno()))'\n"
+		 "/usr/bin/python3 host.py\n"
 		 "touch asked\n"
 		 "echo inside=$(cat count)\n"
 		 "wait\n",
-		 at(buf, "ui-bin/passavant"), pol);
+		 fill, hostpy, at(buf, rel), pol);
 	CU_ASSERT_FATAL(write_script(script, text) != NULL);
 	snprintf(henv, sizeof(henv), "HOME=%s", home);
 	argv[n++] = "setpriv";
@@ -1812,15 +1811,67 @@ static void test_unprivileged_inotify_budget(void)
 	inside = inside != NULL ? vin : NULL;
 	host = host != NULL ? vhost : NULL;
 	ROW(st == 0, "status %d", st);
-	ROW(inside != NULL && atoi(inside) > 0, "the command opened no inotify instance: %s", test_nz(out));
+	ROW(inside != NULL && atoi(inside) > 0, "the command took none of the %s: %s", what, test_nz(out));
 	ROW(host != NULL && strcmp(host, "0") == 0,
-	    "the host user got no inotify instance while the command held its own (errno %s; the command held %s)",
-	    host ? host : "?", inside ? inside : "?");
+	    "the host user got none of the %s while the command held its own (errno %s; the command held %s)",
+	    what, host ? host : "?", inside ? inside : "?");
 	if (st != 0)
 		show(st, out, err);
 out:
 	free(out);
 	free(err);
+}
+
+/*
+ * Round 46 of the attack: the kernel counts inotify instances per user
+ * in every user namespace above the sandbox's too, so a command that
+ * opened all it could (128, the usual fs.inotify.max_user_instances)
+ * left the same user on the host without one while it ran: its editor's
+ * and file watchers' inotify_init1() failed with EMFILE.
+ */
+static void test_unprivileged_inotify_budget(void)
+{
+	unprivileged_budget("ui",
+			    "import ctypes\n"
+			    "libc = ctypes.CDLL(None, use_errno=True)\n"
+			    "n = 0\n"
+			    "while n < 100000 and libc.inotify_init1(0) >= 0:\n"
+			    "    n += 1\n",
+			    "import ctypes\n"
+			    "l = ctypes.CDLL(None, use_errno=True)\n"
+			    "fd = l.inotify_init1(0)\n"
+			    "print('host=%d' % (0 if fd >= 0 else ctypes.get_errno()))\n",
+			    "inotify instances");
+}
+
+/*
+ * Review46s, the same family: queued real-time signals count against
+ * the user's RLIMIT_SIGPENDING in every user namespace above the
+ * sandbox's too, so a command that queued all it could (its own signal
+ * blocked) left the host user's sigqueue()/tgkill() of a real-time
+ * signal failing with EAGAIN while it ran.
+ */
+static void test_unprivileged_sigpending_budget(void)
+{
+	unprivileged_budget("us",
+			    "import signal, threading\n"
+			    "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])\n"
+			    "tid = threading.get_ident()\n"
+			    "n = 0\n"
+			    "try:\n"
+			    "    while n < 10000000:\n"
+			    "        signal.pthread_kill(tid, signal.SIGRTMIN)\n"
+			    "        n += 1\n"
+			    "except OSError:\n"
+			    "    pass\n",
+			    "import signal, threading\n"
+			    "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])\n"
+			    "try:\n"
+			    "    signal.pthread_kill(threading.get_ident(), signal.SIGRTMIN)\n"
+			    "    print('host=0')\n"
+			    "except OSError as e:\n"
+			    "    print('host=%d' % e.errno)\n",
+			    "queued signals");
 }
 
 /*
@@ -2827,6 +2878,8 @@ TEST_REGISTRAR(register_run)
 		 test_unprivileged_unsearchable_deny);
 	test_add(s, "round 46: as uid 65534, a command that opens every inotify instance it can leaves the host user some",
 		 test_unprivileged_inotify_budget);
+	test_add(s, "review 46s: as uid 65534, a command that queues every signal it can leaves the host user some",
+		 test_unprivileged_sigpending_budget);
 	/* Last: its own fixtures when run alone (TEST_FILTER=run_links). */
 	s = test_suite("run_links", suite_init, run_fixtures_down);
 	test_add(s, "--audit and audit.path through a planted link: 125, nothing written",
