@@ -1393,6 +1393,20 @@ static bool proc_hidden(int dfd, const char *name)
 	return S_ISREG(st.st_mode) && (st.st_mode & S_IROTH) == 0;
 }
 
+/* The error of halve_inotify_budget() when the limit cannot be set:
+ * what, why it matters, and what to do. own is "sys/user/NAME", value
+ * the text written (its newline cut). Returns -1. */
+static int budget_refused(const char *own, const char *value, int e, char *err, size_t errlen)
+{
+	errbuf_set_errno(err, errlen, e,
+			 "cannot set user.%s of the sandbox's user namespace to %.*s: without it the command "
+			 "could use up the user's inotify budget on the host. A container's security profile "
+			 "(AppArmor denying writes below /proc/sys) or a read-only /proc/sys is the usual "
+			 "cause: let the container write /proc/sys/user",
+			 own + strlen("sys/user/"), (int)strcspn(value, "\n"), value);
+	return -1;
+}
+
 /*
  * The user's inotify budget (round 46 of the attack). The kernel counts
  * inotify instances and watches per user in each user namespace and
@@ -1444,37 +1458,30 @@ static int halve_inotify_budget(const char *proc, char *err, size_t errlen)
 		buf[n] = '\0';
 		errno = 0;
 		v = strtol(buf, &end, 10);
-		if (errno != 0 || end == buf || v < 1 || v > INT_MAX) {
+		if (errno != 0 || end == buf || v < 0 || v > INT_MAX) {
 			errbuf_set_errno(err, errlen, EINVAL, "%s holds no limit", path);
 			return -1;
 		}
-		len = snprintf(buf, sizeof(buf), "%ld\n", v / 2 > 0 ? v / 2 : 1);
+		/* 0 (inotify switched off for every user) stays 0; 1 cannot
+		 * be shared and stays 1. */
+		len = snprintf(buf, sizeof(buf), "%ld\n", v > 1 ? v / 2 : v);
 		if (len < 0 || (size_t)len >= sizeof(buf) ||
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", proc, lim[i].own) >= sizeof(path)) {
 			errbuf_set_errno(err, errlen, ENAMETOOLONG, "cannot write %s/%s", proc, lim[i].own);
 			return -1;
 		}
 		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0) {
-			errbuf_set_errno(err, errlen, errno,
-					 "cannot limit the sandbox's inotify budget (%s): the command could use up "
-					 "the user's on the host",
-					 path);
-			return -1;
-		}
+		if (fd < 0)
+			return budget_refused(lim[i].own, buf, errno, err, errlen);
 		n = write(fd, buf, (size_t)len);
 		if (n != len) {
-			errbuf_set_errno(err, errlen, n < 0 ? errno : EIO,
-					 "cannot limit the sandbox's inotify budget (%s): the command could use up "
-					 "the user's on the host",
-					 path);
+			int e = n < 0 ? errno : EIO;
+
 			close(fd);
-			return -1;
+			return budget_refused(lim[i].own, buf, e, err, errlen);
 		}
-		if (close(fd) < 0) {
-			errbuf_set_errno(err, errlen, errno, "cannot limit the sandbox's inotify budget (%s)", path);
-			return -1;
-		}
+		if (close(fd) < 0)
+			return budget_refused(lim[i].own, buf, errno, err, errlen);
 	}
 	return 0;
 }
