@@ -859,7 +859,7 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 /* Bytes with no NUL after which skip_next() looks for the next with
  * memchr() again. */
 _Static_assert(NUL_LEAD == 1, "skip_next() looks one byte ahead");
-#define SKIP_NUL_QUIET 32
+#define SKIP_NUL_QUIET 1
 
 /* What skip_next() learnt of one segment: the next NUL at or after some
  * offset (valid while the scan has not passed it), and the first place
@@ -918,12 +918,9 @@ static size_t skip_next(const mask_set_t *set, const unsigned char *seg, size_t 
 			bool near = j + 1 >= n || seg[j] == 0 || seg[j + 1] == 0;
 
 			quiet = seg[j] == 0 ? 0 : quiet + 1;
-			if (near && set->wfirst[seg[j]] && skip_cand(set, seg, j, n)) {
-				m->nul_ok = false;
+			if (near && set->wfirst[seg[j]] && skip_cand(set, seg, j, n))
 				return j;
-			}
 		}
-		m->nul_ok = false;
 		if (j >= n)
 			break;
 	}

@@ -1667,6 +1667,54 @@ static void test_wide_split(void)
 	mask_set_free(set);
 }
 
+/*
+ * review46m: the NUL split fed in reads of 1, 2, 3 and 5 bytes all
+ * through (skip_next()'s memo is one segment's; a read of one byte is
+ * its last byte, so "the end of a read" is every byte), each wide form
+ * at the start, in the middle and at the end of a body, after text with
+ * no NUL and after a run of NULs, found as the reference finds it. The
+ * reads end on a NUL, begin on one, and hold a form's first byte alone.
+ */
+static void test_wide_reads(void)
+{
+	static const char text[] = "The Tok T o k 9 Tok8 Tokens, ab cd zz top; T";
+	mask_set_t *set = wide_set();
+	unsigned char in[256];
+	size_t cuts[256];
+
+	for (size_t k = 0; k < 7; k++) {
+		for (int where = 0; where < 4; where++) {
+			size_t len = 0;
+
+			if (where == 1 || where == 2) {
+				memcpy(in, text, sizeof(text) - 1);
+				len = sizeof(text) - 1;
+			}
+			if (where == 3) {
+				memset(in, 0, 9);
+				len = 9;
+			}
+			memcpy(in + len, wide_from[k], wide_len[k]);
+			len += wide_len[k];
+			if (where != 2) {
+				memcpy(in + len, "\0x\0 tail T", 10);
+				len += 10;
+			}
+			for (size_t step = 1; step <= 5; step++) {
+				size_t ncuts = 0;
+
+				if (step == 4)
+					continue;
+				for (size_t c = step; c < len; c += step)
+					cuts[ncuts++] = c;
+				if (!wide_same(set, in, len, cuts, ncuts))
+					FAILF("form %zu, place %d, reads of %zu bytes: differs", k, where, step);
+			}
+		}
+	}
+	mask_set_free(set);
+}
+
 TEST_REGISTRAR(register_mask_stream_set)
 {
 	CU_pSuite s = test_suite("mask_stream_set", NULL, NULL);
@@ -1677,4 +1725,5 @@ TEST_REGISTRAR(register_mask_stream_set)
 	test_add(s, "hold-back wiped as it shrinks and at finish", test_hold_wipe);
 	test_add(s, "percent-encoded forms", test_percent);
 	test_add(s, "wide forms: NUL patterns skipped where no NUL is near; split at every offset", test_wide_split);
+	test_add(s, "wide forms: reads of 1, 2, 3 and 5 bytes all through", test_wide_reads);
 }
