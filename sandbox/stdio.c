@@ -587,7 +587,9 @@ static bool pipe_held_elsewhere(int i)
 				if (fl != NULL) {
 					long flags = strtol(fl + 6, NULL, 8);
 
-					found = (flags & O_ACCMODE) == (i == 0 ? O_RDONLY : O_WRONLY);
+					/* O_RDWR (`exec 3<>/dev/stdin`) holds both */
+					found = (flags & O_ACCMODE) == (i == 0 ? O_RDONLY : O_WRONLY) ||
+						(flags & O_ACCMODE) == O_RDWR;
 					continue;
 				}
 			}

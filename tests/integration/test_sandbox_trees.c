@@ -337,6 +337,31 @@ static void test_stdin_pipe_shared(void)
 }
 
 /*
+ * Review of round 46: the holder scan counted a same-end holder only by
+ * its exact access mode (O_RDONLY for stdin's pipe), and a process that
+ * holds the pipe opened read-write (`exec 3<>/dev/stdin`, reopened
+ * through /proc: a reader and a writer at once) was not one: the pipe
+ * was passed, and what the command wrote into it the holder read next
+ * as its own. Here the only other holder is the subshell's O_RDWR fd 0.
+ */
+static void test_stdin_pipe_rdwr_holder(void)
+{
+	char *out = NULL, *err = NULL;
+	int st;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	st = pipeline("printf 'l1\\n' | (exec 3<>/dev/stdin; exec 0<&3 3<&-; read f; echo \"got $f\"; "
+		      "\"$0\" run -- sh -c 'timeout 1 sh -c \"echo INJECTED >> /dev/stdin\"; echo ran'; "
+		      "echo END >&0; read g; echo \"next $g\")",
+		      &out, &err);
+	ROW(out != NULL && strstr(out, "got l1\nran\nnext END") != NULL && strstr(out, "INJECTED") == NULL,
+	    "a host holder of the stdin pipe opened read-write read what the command wrote into it (%d): %s %s", st,
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
+/*
  * The same family the other way: a pipe given as standard output that
  * another host process writes too (`( passavant run -- CMD & other ) |
  * reader`, a make -j's jobs sharing one log pipe) was the command's to
@@ -381,4 +406,7 @@ TEST_REGISTRAR(register_sandbox_trees)
 		 test_stdin_pipe_shared);
 	test_add(s, "round 46: a standard output pipe other processes write: copied, nothing of theirs read",
 		 test_stdout_pipe_shared);
+	test_add(s, "review of round 46: a standard input pipe another process holds read-write (exec 3<>/dev/stdin): "
+		    "copied",
+		 test_stdin_pipe_rdwr_holder);
 }
