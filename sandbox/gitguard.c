@@ -755,6 +755,9 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 	f.path = path;
 	f.setting = why;
 	f.named = !g->keep;
+	/* umask 000, `npm install`: thousands of them. The first lines
+	 * name entries, the rest only counted (and in the audit). */
+	f.quiet = g->st->ww++ >= SBX_WW_LINES;
 	if (!g->keep) {
 		fd = name[0] == '\0' ? fcntl(dfd, F_DUPFD_CLOEXEC, 0)
 				     : openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);

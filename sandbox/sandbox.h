@@ -419,6 +419,9 @@ int sbx_git_protect_global(sbx_env_fn env, void *envarg, sbx_path_fn add, void *
 /* What a quarantined control file is renamed to: its name plus this
  * (then ".2", ".3"... if taken). git reads no such name. */
 #define SBX_GIT_QUARANTINE_SUFFIX ".passavant-quarantine"
+/* World-writable entries named one line each after the run; past them
+ * only counted (sbx_git_stats.ww) and written to the audit. */
+#define SBX_WW_LINES 20
 
 /* The git directories before the session (sbx_git_before()). */
 typedef struct sbx_git_before sbx_git_before_t;
@@ -436,6 +439,8 @@ struct sbx_git_finding {
 	bool named;           /* with setting: named only, nothing moved (what
 				 git shows may not be what runs or is pushed:
 				 refs moved, .git/shallow) */
+	bool quiet;           /* the audit only, no stderr line (past the
+				 first lines of a kind; counted in the stats) */
 };
 
 typedef void (*sbx_git_report_fn)(void *arg, const struct sbx_git_finding *f);
@@ -480,6 +485,9 @@ struct sbx_git_stats {
 				 * could not: reported; run's status is not 0 */
 	unsigned long pyc;      /* compiled Python files written in the session,
 				 * removed (Python compiles them again) */
+	unsigned long ww;       /* world-writable entries made or changed in
+				 * the session (o+w cleared, or named with
+				 * --keep-git-config) */
 };
 
 /*

@@ -357,7 +357,8 @@ static void run_git_report(void *arg, const struct sbx_git_finding *f)
 	struct audit_rec r;
 	audit_t *audit = proxy_audit(run->px);
 
-	git_finding_line(run, f);
+	if (!f->quiet)
+		git_finding_line(run, f);
 	if (audit == NULL)
 		return;
 	memset(&r, 0, sizeof(r));
@@ -410,6 +411,15 @@ unsigned long run_git_check(struct run *run, const struct strv *roots, const str
 			     "compiles %s again from the sources, which are what you review (a .pyc can hold "
 			     "code its source does not)\n",
 			     st.pyc, st.pyc == 1 ? "" : "s", st.pyc == 1 ? "it" : "them");
+		if (n > 0)
+			run_report_hold(run, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	if (st.ww > SBX_WW_LINES) {
+		n = snprintf(line, sizeof(line),
+			     "passavant: %lu more world-writable files and directories made or changed in the session "
+			     "%s, not named above (the audit names each; a umask of 000? `umask 022` before the run "
+			     "makes none)\n",
+			     st.ww - SBX_WW_LINES, run->keep_git ? "kept as they are" : "lost o+w");
 		if (n > 0)
 			run_report_hold(run, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}

@@ -220,6 +220,42 @@ static void test_world_writable_user(void)
 }
 
 /*
+ * Review of round 46: a user whose umask is 000 (or a tool that sets it)
+ * has every file the session makes world-writable, and each one was a
+ * "look at" line of its own: `npm install` printed thousands, the lines
+ * that matter (a planted hook) lost among them. The first SBX_WW_LINES
+ * (20) are named, the rest counted in one line; every entry still loses
+ * o+w.
+ */
+static void test_world_writable_many(void)
+{
+	struct tcase c;
+	unsigned lines = 0;
+	bool all = true;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	CU_ASSERT_FATAL(run_tcase(&c, NULL,
+				  "umask 0 && mkdir many && i=0; while [ $i -lt 30 ]; do echo x > many/f$i; "
+				  "i=$((i+1)); done; echo done",
+				  0) == 0);
+	ROW(c.out != NULL && strstr(c.out, "done") != NULL, "the session could not make its files (%d): %s %s",
+	    c.status, c.out ? c.out : "", c.err ? c.err : "");
+	for (const char *p = c.err; p != NULL && (p = strstr(p, ": a world-writable ")) != NULL; p++)
+		lines++;
+	for (int i = 0; i < 30; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "many/f%d", i);
+		all = all && mode_of(&c, rel) == 0664;
+	}
+	ROW(all && mode_of(&c, "many") == 0775, "an entry past the named ones kept o+w: %s", c.err ? c.err : "");
+	ROW(lines == 20 && c.err != NULL && strstr(c.err, "passavant: 11 more world-writable") != NULL,
+	    "31 world-writable entries gave %u lines, not 20 and one \"11 more\" line: %s", lines,
+	    c.err ? c.err : "");
+	tcase_free(&c);
+}
+
+/*
  * Round 46: the check after the run moved every socket made in the
  * session aside with the FIFOs (round 45), and a project that keeps its
  * dev server's socket in the tree (tmp/sockets/puma.sock) lost it after
@@ -398,6 +434,8 @@ TEST_REGISTRAR(register_sandbox_trees)
 	test_add(s, "round 46: world-writable directories and files made in the session lose o+w (root)",
 		 test_world_writable_root);
 	test_add(s, "round 46: the same as an ordinary user (uid 65534)", test_world_writable_user);
+	test_add(s, "review of round 46: umask 000, 31 world-writable entries: 20 named, the rest in one line",
+		 test_world_writable_many);
 	test_add(s, "round 46: sockets made in the session stay (dead: a host tool fails at once); FIFOs do not",
 		 test_sockets_stay);
 	s = test_suite("sandbox_pipes", suite_init, suite_cleanup);
