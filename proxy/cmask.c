@@ -537,11 +537,25 @@ bool cmask_digest_field(const char *name, size_t len)
 		"x-ms-content-crc64", "x-amz-content-sha256", "x-checksum-sha1", "x-checksum-sha256",
 		"x-checksum-md5"};
 
+	/* The family, not its known members (review46q): any name holding
+	 * one of these words states or asks for a hash of a body --
+	 * Docker-Content-Digest (registries), X-Linked-ETag (model hubs),
+	 * x-bz-content-sha1, x-oss-hash-crc64ecma, x-cos-hash-crc64ecma,
+	 * x-ms-blob-content-md5, x-amz-checksum-*, x-amz-meta-sha256, ... */
+	static const char *const words[] = {"digest", "checksum", "hash", "md5", "sha1", "sha2", "sha3",
+					    "sha-", "sha5", "crc32", "crc64", "etag"};
+
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (name_is(name, len, names[i]))
 			return true;
-	/* S3's x-amz-checksum-crc32, -crc32c, -crc64nvme, -sha1, -sha256, -type, -mode */
-	return len > 15 && strncasecmp(name, "x-amz-checksum-", 15) == 0;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t w = strlen(words[i]);
+
+		for (size_t at = 0; at + w <= len; at++)
+			if (strncasecmp(name + at, words[i], w) == 0)
+				return true;
+	}
+	return false;
 }
 
 /* A request's field naming a validator the server compares with its own

@@ -2249,7 +2249,9 @@ static void test_coded(void)
 #define DIGEST_FIELDS                                                                                      \
 	"etag=%22abc%22&content-digest=sha-256%3D%3AYWJj%3A&repr-digest=sha-256%3D%3AYWJj%3A&digest=SHA-256%3DYWJj" \
 	"&content-md5=YWJj&want-digest=sha-256&want-repr-digest=sha-256%3D1&want-content-digest=sha-256%3D1"     \
-	"&x-amz-checksum-sha256=YWJj&x-goog-hash=md5%3DYWJj&x-keep=kept"
+	"&x-amz-checksum-sha256=YWJj&x-goog-hash=md5%3DYWJj&docker-content-digest=sha256%3Aabc"                  \
+	"&x-linked-etag=%22abc%22&x-bz-content-sha1=abc&x-oss-hash-crc64ecma=1&x-ms-blob-content-md5=YWJj"       \
+	"&x-amz-meta-sha256=abc&x-keep=kept"
 
 /* The request side: a guessed ETag in If-None-Match, a digest of a body;
  * If-Match: * names no ETag and goes. */
@@ -2269,13 +2271,16 @@ static void test_digest_fields(void)
 {
 	static const char *const fields[] = {"\netag:", "\ncontent-digest:", "\nrepr-digest:", "\ndigest:",
 					    "\ncontent-md5:", "\nwant-digest:", "\nwant-repr-digest:",
-					    "\nwant-content-digest:", "\nx-amz-checksum-sha256:", "\nx-goog-hash:"};
+					    "\nwant-content-digest:", "\nx-amz-checksum-sha256:", "\nx-goog-hash:",
+					    /* members no list named (review46q) */
+					    "\ndocker-content-digest:", "\nx-linked-etag:", "\nx-bz-content-sha1:",
+					    "\nx-oss-hash-crc64ecma:", "\nx-ms-blob-content-md5:", "\nx-amz-meta-sha256:"};
 	static const char *const asks[] = {"if-none-match:", "content-md5:", "content-digest:", "x-amz-checksum-crc32:"};
 	struct {
 		const char *what, *url, *flag, *rec;
 		bool inject;
 	} rows[4];
-	char u11[512], uh2[512], uh2o[512];
+	char u11[1024], uh2[1024], uh2o[1024];
 
 	CU_ASSERT_FATAL(ready);
 	snprintf(uh2, sizeof(uh2), "%s", h2url("127.0.0.1", "/fields?t=dg1&" DIGEST_FIELDS));
