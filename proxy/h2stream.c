@@ -693,6 +693,25 @@ int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const
 		}
 		return 0;
 	}
+	if (!s->resp_started || (s->mask != NULL && !s->mask_resp) ||
+	    (len > 0 && (s->status == 204 || s->status == 304 || (s->method != NULL && strcmp(s->method, "HEAD") == 0)))) {
+		char w[512];
+
+		/* DATA where RFC 9113 §8.1 allows none: before the final head
+		 * (none yet, or only a 1xx: unscanned, it would go out after
+		 * the head), after a head that ended the stream, or a body of
+		 * a HEAD's answer, a 204, a 304. nghttp2's HTTP checks reset
+		 * such a stream; should they let it by (review46q), the proxy
+		 * refuses it too. */
+		(void)nghttp2_session_consume(session, stream_id, len);
+		s->bytes_down += len;
+		s->up_taken += len;
+		h2s_answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s sent DATA %s (RFC 9113 section 8.1)",
+			   h2s_what(s, w, sizeof(w)), h->c->up.peer,
+			   s->resp_started ? "where its answer has no body" : "before the response head");
+		s->phase = H2S_ANSWERED;
+		return 0;
+	}
 	s->bytes_down += len;
 	s->in_frame = true;
 	if (!s->mask_resp) {
