@@ -2866,6 +2866,18 @@ static void test_remask_trailer(void)
 			    "%s %s: a trailer that is not remasked: %.500s", u == &up ? "https" : "http", host, test_nz(out));
 			ROW(out != NULL && strstr(out, "\r\n0\r\n") != NULL, "%s %s: the chunked body did not end: %.500s",
 			    u == &up ? "https" : "http", host, test_nz(out));
+			/* Round 46 (review46q): from the inject host the trailer
+			 * section goes empty, so no digest trailer (Content-Digest,
+			 * x-amz-checksum-*) of the body before its re-masking
+			 * reaches the client: the section after the last chunk is
+			 * the bare end. */
+			if (h % 2 == 0) {
+				const char *last = out != NULL ? strstr(out, "\r\n0\r\n") : NULL;
+
+				ROW(last != NULL && strcmp(last, "\r\n0\r\n\r\n") == 0,
+				    "%s %s: an inject host's chunked trailer section reached the client: %.500s",
+				    u == &up ? "https" : "http", host, test_nz(out));
+			}
 			free(out);
 		}
 	}
