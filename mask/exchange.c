@@ -269,6 +269,25 @@ static bool url_raw_form(const char *p, size_t len, const char *s, size_t slen)
 }
 
 /*
+ * Whether the target [p, p + len) holds the sentinel s in any percent
+ * form (url_raw_at()) with a raw '%' in the two bytes before it.
+ * review46p: swapped, the real value's first bytes complete that escape
+ * ("%" + "4f..." or "%4" + "a...") and the server decodes them into one
+ * byte that says what they were: every value beginning with a hex digit,
+ * no %XX of its own needed. No encoder writes a '%' there.
+ */
+static bool url_pct_before(const char *p, size_t len, const char *s, size_t slen)
+{
+	unsigned budget = 256;
+
+	for (size_t at = 1; at + slen <= len; at++)
+		if ((p[at - 1] == '%' || (at >= 2 && p[at - 2] == '%')) &&
+		    url_raw_at(p, len, at, s, slen, 0, true, &budget))
+			return true;
+	return false;
+}
+
+/*
  * The request target [p, p + len) with the query set q: a sentinel
  * spelled with escapes no encoder writes (%67hp_) is not substituted but
  * found with every %XX decoded (SPEC §4.2), then the substitution with
@@ -299,8 +318,11 @@ static long head_target(mask_exch_t *x, const struct mask_outbound *q, char *p, 
 		 * sentinel's own '%' before two hex digits hides it there;
 		 * every form with such a '%' raw (round 46), not only the
 		 * raw sentinel */
-		if (!q->inject[i] || !mask_table_value_url_raw(x->t, i) ||
-		    mask_table_value_name(x->t, i, &sent, &slen) == NULL || !url_raw_form(p, len, sent, slen))
+		if (!q->inject[i] || mask_table_value_name(x->t, i, &sent, &slen) == NULL)
+			continue;
+		/* and, any value, a raw '%' just before it (review46p) */
+		if (!(mask_table_value_url_raw(x->t, i) && url_raw_form(p, len, sent, slen)) &&
+		    !url_pct_before(p, len, sent, slen))
 			continue;
 		*url_raw = true;
 		return (long)i;

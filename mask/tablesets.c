@@ -1376,7 +1376,7 @@ static bool big_all_small(const mask_table_t *t)
 }
 
 /* Whether s[0..len) holds a '#' (a URL's fragment begins there) or a %XX
- * escape (a server decodes it): raw in a request target, a server's URL
+ * escape (a server decodes it), or ends in '%' or '%' and a hex digit: raw in a request target, a server's URL
  * parser hands its application a part of the value, or another value
  * (round 45). */
 static bool url_raw(const char *s, size_t len)
@@ -1385,6 +1385,10 @@ static bool url_raw(const char *s, size_t len)
 		if (s[i] == '#' || (s[i] == '%' && i + 2 < len && hex_digit((unsigned char)s[i + 1]) >= 0 &&
 				    hex_digit((unsigned char)s[i + 2]) >= 0))
 			return true;
+	/* review46p: a '%' ending it, or '%' and a hex digit: the target's
+	 * next bytes complete the escape */
+	if ((len >= 1 && s[len - 1] == '%') || (len >= 2 && s[len - 2] == '%' && hex_digit((unsigned char)s[len - 1]) >= 0))
+		return true;
 	return false;
 }
 

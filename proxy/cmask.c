@@ -466,8 +466,9 @@ int cmask_request_head(cmask_t *m, struct evbuffer *head, const char *host, uint
 		 * its %XX. */
 		(void)snprintf(reason, reasonlen,
 			       "the sentinel of %s stands unencoded in the request target to %s:%u and its value holds "
-			       "a '#' or a %%XX escape, which a server would take as the end of the query or decode: "
-			       "percent-encode the sentinel there ('#' as %%23, '%%' as %%25)",
+			       "a '#' or a %%XX escape, or a '%%' stands just before it, which a server would take as the "
+			       "end of the query or decode: percent-encode the sentinel there ('#' as %%23, '%%' as %%25) "
+			       "and a '%%' before it as %%25",
 			       why.cred != NULL ? why.cred : "a masked credential", host, (unsigned)port);
 	} else {
 		(void)snprintf(reason, reasonlen, "the sentinel of %s may not be sent to %s:%u in %s",

@@ -25,15 +25,15 @@ static const char doc[] = "network:\n"
 			  "    - {name: PV_UR_TOK, mode: mask, injectHosts: [api.example.com],\n"
 			  "       injectIn: [header, query]}\n";
 
-/* A per-session table over PV_UR_TOK=UR_VALUE; its sentinel into sent. */
-static mask_table_t *table_of(policy_t **p, char *sent, size_t sentlen)
+/* A per-session table over PV_UR_TOK=value; its sentinel into sent. */
+static mask_table_t *table_with(policy_t **p, const char *value, char *sent, size_t sentlen)
 {
 	unsigned nerr = 0;
 	char err[256];
 	mask_table_t *t;
 	const char *s;
 
-	setenv("PV_UR_TOK", UR_VALUE, 1);
+	setenv("PV_UR_TOK", value, 1);
 	*p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
 	if (*p == NULL) {
 		unsetenv("PV_UR_TOK");
@@ -48,6 +48,12 @@ static mask_table_t *table_of(policy_t **p, char *sent, size_t sentlen)
 	}
 	snprintf(sent, sentlen, "%s", s);
 	return t;
+}
+
+/* A per-session table over PV_UR_TOK=UR_VALUE; its sentinel into sent. */
+static mask_table_t *table_of(policy_t **p, char *sent, size_t sentlen)
+{
+	return table_with(p, UR_VALUE, sent, sentlen);
 }
 
 /* The verdict on "GET /x?k=TARGET HTTP/1.1" towards the inject host. */
@@ -124,10 +130,59 @@ static void test_url_raw_forms(void)
 	policy_free(p);
 }
 
+/*
+ * review46p: a raw '%' in the target within two bytes before a sentinel
+ * (in any of its forms): swapped, the real value's first bytes complete
+ * the escape ("%" + "4f..." or "%4" + "a..."), the server decodes it and
+ * an echo hands back the value with its first byte or two as one byte,
+ * which says what they were. No %XX in the value is needed: every value
+ * beginning with a hex digit (a hex key). Also a value ending in '%' or
+ * '%' and a hex digit: the target's next bytes complete its escape.
+ */
+static void test_url_pct_before(void)
+{
+	static const char *const before[] = {"%", "%4", "%%", "%2F%", "%A"};
+	char sent[64], form[256];
+	struct mask_refusal why;
+	policy_t *p = NULL;
+	mask_table_t *t;
+
+	t = table_with(&p, "4fe1c0d9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3", sent, sizeof(sent));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	for (size_t k = 0; k < sizeof(before) / sizeof(before[0]); k++) {
+		snprintf(form, sizeof(form), "%s%s", before[k], sent);
+		CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_REFUSED);
+		/* in a percent form (its first byte raw) too */
+		snprintf(form, sizeof(form), "%s%s&z=%%2F", before[k], sent);
+		CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_REFUSED);
+	}
+	/* an escape ending before it, or a '%' further back: swapped */
+	snprintf(form, sizeof(form), "%%2F%s", sent);
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_OK);
+	snprintf(form, sizeof(form), "%%25a%s", sent);
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_OK);
+	snprintf(form, sizeof(form), "a%%25%s", sent);
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_OK);
+	CU_ASSERT_EQUAL(judge(t, sent, &why), MASK_HEAD_OK);
+	mask_table_free(t);
+	policy_free(p);
+	/* a value ending in "%4": the target's "A" after it */
+	t = table_with(&p, "Ab3dEf5hIj7lMn9pQr2tUv4xYz6bCd8Ef%4", sent, sizeof(sent));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	snprintf(form, sizeof(form), "%sA", sent);
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_REFUSED);
+	form_of(sent, true, form, sizeof(form));
+	CU_ASSERT_EQUAL(judge(t, form, &why), MASK_HEAD_OK);
+	mask_table_free(t);
+	policy_free(p);
+}
+
 TEST_REGISTRAR(register_mask_urlraw)
 {
 	CU_pSuite s = test_suite("mask_urlraw", NULL, NULL);
 
 	test_add(s, "round 46: a %XX value's sentinel in a target, its '%' raw in any percent form: refused",
 		 test_url_raw_forms);
+	test_add(s, "review46p: a raw '%' just before a sentinel, or a value ending in '%'/'%H': refused",
+		 test_url_pct_before);
 }
