@@ -6796,16 +6796,17 @@ static bool holds_work(const struct run_plan *pl, const char *cwd, const char *r
 /* m: the host's mounts (fix45h: a store on a mount not cheap to look at,
  * ~bob/.ssh an autofs or NFS mount of its own, is denied whole, not
  * looked at), NULL when the home is in the session's use. */
-/* strcmp() for qsort() and bsearch() of a strv's strings. */
+/* strcasecmp() for qsort() and bsearch() of a strv's strings (review46h:
+ * it was strcmp(); see home_entries()). */
 static int home_entry_cmp(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /*
  * Round 46 (fix46h): the entries of the home real, sorted, into names;
  * false when it cannot be listed (EACCES of a 0711 home: every row is
- * then looked at). A row whose first component is not among them is not
+ * then looked at), or one entry's name is not ASCII (review46h). A row whose first component is not among them is not
  * there: one getdents of the home in place of a walk of each of the
  * table's some hundreds of HOME rows (measured with 100 homes: the walks
  * took about a second of every start).
@@ -6816,9 +6817,22 @@ static bool home_entries(const char *real, struct strv *names)
 	struct dirent *de;
 	bool ok = d != NULL;
 
-	while (ok && (errno = 0, de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+	while (ok && (errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/* review46h: a name the lookup finds may not be the one the
+		 * listing gives: a case-insensitive home (ext4, f2fs or tmpfs
+		 * casefold, vfat, exfat, ntfs3, XFS ascii-ci, ZFS) finds
+		 * ".SSH" for ".ssh", and Unicode folding finds ASCII letters
+		 * for others (U+017F LONG S for "s", U+212A KELVIN SIGN for
+		 * "k"). Compared with ASCII case
+		 * folded, and a name with a byte not ASCII makes every row
+		 * looked at. */
+		for (const unsigned char *c = (const unsigned char *)de->d_name; ok && *c != '\0'; c++)
+			ok = *c < 0x80;
+		if (ok)
 			ok = strv_add(names, de->d_name) == 0;
+	}
 	if (ok && errno != 0)
 		ok = false;
 	if (d != NULL)

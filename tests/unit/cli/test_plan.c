@@ -896,6 +896,35 @@ static void test_path_look_walk(void)
 	strv_free(&m.at);
 }
 
+/* review46h: other_user_home()'s one listing of a home (fix46h) skipped
+ * the rows whose first component it did not list byte for byte; on a
+ * case-insensitive home (casefold, vfat, XFS ascii-ci, ZFS) ~bob/.SSH is
+ * what the lookup of ~bob/.ssh finds, and Unicode folding finds ASCII
+ * letters for others ("\xc5\xbf", U+017F LONG S, for "s"): such a row
+ * was not walked, the store not denied. */
+static void test_home_entries_fold(void)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 32];
+	struct strv names = {0};
+
+	snprintf(dir, sizeof(dir), "%s/home-fold", t_root);
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/.SSH", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/AppDATA", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	ROW(home_entries(dir, &names), "a home of ASCII names: not listed");
+	ROW(home_has_entry(&names, ".ssh/id_rsa") && home_has_entry(&names, "AppData/Roaming/x") &&
+		    home_has_entry(&names, ".Ssh"),
+	    "a case-insensitive home: ~/.SSH not taken for the row .ssh");
+	ROW(!home_has_entry(&names, ".aws/credentials"), "a row whose first component is not listed: walked");
+	strv_free(&names);
+	snprintf(p, sizeof(p), "%s/.\xc5\xbf\xc5\xbfh", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	ROW(!home_entries(dir, &names), "a home with a name not ASCII: listed (Unicode folding unseen)");
+	strv_free(&names);
+}
+
 TEST_REGISTRAR(cli_plan_register)
 {
 	CU_pSuite s = test_suite("cli_plan", plan_setup, plan_teardown);
@@ -906,6 +935,8 @@ TEST_REGISTRAR(cli_plan_register)
 	test_add(s, "fix46h: the user's own home through a link onto a remote mount: not another's",
 		 test_own_home_remote);
 	test_add(s, "fix46h: path_look() on pathwalk(): links, dots, root, loops", test_path_look_walk);
+	test_add(s, "review46h: a home's listing: case folded, a name not ASCII walks every row",
+		 test_home_entries_fold);
 	test_add(s, "review45h: a remote home an allowRead holds: its stores denied one by one",
 		 test_remote_home_allow_read);
 	test_add(s, "review45h: a remote home inside another that holds the work: its stores denied",
