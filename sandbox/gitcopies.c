@@ -50,6 +50,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,7 @@
 
 #include "base/errbuf.h"
 #include "base/fileio.h"
+#include "base/fstype.h"
 #include "sandbox/gitguard_int.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sbx_int.h"
@@ -121,6 +123,8 @@ struct gc {
 	struct gc_unidx *unidx;
 	size_t n_unidx, cap_unidx;
 	char tmpdir[64]; /* "" until made */
+	char *mountinfo; /* /proc/self/mountinfo, read once (hidden_remote()) */
+	bool mountinfo_read;
 };
 
 static uint32_t be32(const unsigned char *p)
@@ -211,6 +215,65 @@ static int add_objdir(struct gc *c, struct gc_repo *r, const char *dir, unsigned
 
 static int add_repo(struct gc *c, const char *top, const char *gitdir, struct gc_repo **out);
 
+/* The type of the mount of device dev in mountinfo text mi (the field
+ * after " - ") into type (64); false when no line has it. */
+static bool mountinfo_type(const char *mi, dev_t dev, char *type)
+{
+	for (const char *l = mi; *l != '\0';) {
+		const char *e = strchrnul(l, '\n'), *sep;
+		unsigned maj, min;
+		int n = 0;
+
+		if (sscanf(l, "%*u %*u %u:%u%n", &maj, &min, &n) == 2 && n > 0 && makedev(maj, min) == dev &&
+		    (sep = strstr(l, " - ")) != NULL && sep < e) {
+			size_t tl = strcspn(sep + 3, " \n");
+
+			if (tl < 64) {
+				memcpy(type, sep + 3, tl);
+				type[tl] = '\0';
+				return true;
+			}
+		}
+		l = *e != '\0' ? e + 1 : e;
+	}
+	return false;
+}
+
+/*
+ * review46h: whether dir lies in a directory the plan denies whole on a
+ * mount not cheap to look at (base/fstype.h: not local; an NFS, CIFS or
+ * FUSE home of another user, denied whole so that nothing of it is
+ * looked up, as a dead server would block the start): find_repo() then
+ * looks nothing up in it, not its .git. Its device from the plan's look
+ * (memoized, AT_NO_AUTOMOUNT), its type from mountinfo; a device that
+ * no line names (a btrfs subvolume's) is local. Fail closed: a look
+ * that failed, or a mountinfo not read, is not cheap.
+ */
+static bool hidden_remote(struct gc *c, const char *dir)
+{
+	struct stat st;
+	char type[64];
+
+	if (!plan_hides(c->b, dir))
+		return false;
+	if (!c->mountinfo_read) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		size_t len = 0;
+
+		c->mountinfo_read = true;
+		if (f != NULL) {
+			if (getdelim(&c->mountinfo, &len, '\0', f) < 0) {
+				free(c->mountinfo);
+				c->mountinfo = NULL;
+			}
+			(void)fclose(f);
+		}
+	}
+	if (c->mountinfo == NULL || sbx_memo_lstat(c->b->memo, dir, &st) < 0)
+		return true;
+	return mountinfo_type(c->mountinfo, st.st_dev, type) && !fstype_local(type);
+}
+
 /*
  * The repository git finds from the directory dir (canonical): a .git
  * directory holding HEAD, or a .git file naming one, in dir or the
@@ -230,8 +293,11 @@ static int find_repo(struct gc *c, const char *dir, struct gc_repo **out)
 		return 0;
 	strcpy(top, dir);
 	for (;;) {
-		/* Followed: git takes a .git that is a link to a directory. */
-		if (gg_join(dotgit, sizeof(dotgit), top, ".git") && sbx_memo_stat(c->b->memo, dotgit, &st) == 0) {
+		/* Followed: git takes a .git that is a link to a directory.
+		 * review46h: not looked up in a directory the plan denies
+		 * on a mount not cheap to look at (hidden_remote()). */
+		if (!hidden_remote(c, top) && gg_join(dotgit, sizeof(dotgit), top, ".git") &&
+		    sbx_memo_stat(c->b->memo, dotgit, &st) == 0) {
 			if (S_ISDIR(st.st_mode)) {
 				found = gg_join(p, sizeof(p), dotgit, "HEAD") && sbx_memo_lstat(c->b->memo, p, &st) == 0 &&
 					realpath(dotgit, gitdir) != NULL;
@@ -1173,6 +1239,11 @@ static int check_dir(struct gc *c, const struct dir_scan *ds, bool named, const 
 		store = others[i] != SIZE_MAX && !c->repos[others[i]].unread;
 	if (!store)
 		return 0;
+	/* review46h: nor walked (every file opened and hashed) when the
+	 * plan denies it whole on a mount not cheap to look at, unless the
+	 * user named it. */
+	if (!named && hidden_remote(c, p))
+		return 0;
 	(void)snprintf(w.what, sizeof(w.what), "a read deny of the directory %s", p);
 	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
@@ -1532,6 +1603,7 @@ out:
 	dirs_free(dirs, n_dirs);
 	free(others);
 	repos_free(&c);
+	free(c.mountinfo);
 	for (size_t i = 0; i < c.n_unidx; i++) {
 		free(c.unidx[i].pack);
 		free(c.unidx[i].idx);

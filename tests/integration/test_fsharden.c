@@ -6019,11 +6019,13 @@ static void test_remote_homes_r45(void)
 	 * two links' targets (sub, ssh) are not. fix46h: nor setup.c's
 	 * search of every mount for a home's marks (.ssh, .gnupg, .aws,
 	 * .config, Library, AppData, then .git: round 35), which looked
-	 * into every mount but autofs. */
+	 * into every mount but autofs; review46h: nor gitcopies.c's
+	 * find_repo(), which looked up .git in every directory denied
+	 * whole, the remote home too. */
 	ROW(text != NULL, "a home on a FUSE mount: no log of its daemon");
 	for (const char *const *n = (const char *const[]){".netrc", ".npmrc", ".vercel", ".docker", ".kube",
 							  ".git-credentials", "sub", "ssh", ".ssh", ".gnupg",
-							  ".aws", ".config", "Library", "AppData", NULL};
+							  ".aws", ".config", "Library", "AppData", ".git", NULL};
 	     text != NULL && *n != NULL; n++) {
 		char line[64];
 
