@@ -3255,7 +3255,7 @@ TEST_REGISTRAR(h2_suite)
 	test_add(s, "an inject host's coded answer: 502, its body dropped; identity passes", test_coded);
 	test_add(s, "an inject host's 206 (no range asked): 502; x-ms-range does not go up", test_partial);
 	test_add(s, "h2: DATA after a HEAD's answer, a 204, a 304 or a 103 never reaches the client", test_bodyless_data);
-	test_add(s, "an inject host's digest fields (content-digest, repr-digest, content-md5, etag, ...) do not reach "
+	test_add(s, "an inject host's digest fields (content-digest, repr-digest, content-md5, ...; not etag) do not reach "
 		    "the client; another host's do", test_digest_fields);
 	test_add(s, "an inject host's answer in UTF-16 (a charset not ASCII's): 502; accept-charset does not go up",
 		 test_charset);
