@@ -1685,15 +1685,16 @@ static char *test_base32(const char *in, size_t n)
 	return o;
 }
 
-static char *test_b64_utf16(const char *in, size_t n)
+/* base64 of in's UTF-16LE (be false) or UTF-16BE (be true) */
+static char *test_b64_utf16(const char *in, size_t n, bool be)
 {
 	char wide[256];
 
 	if (2 * n > sizeof(wide))
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		wide[2 * i] = in[i];
-		wide[2 * i + 1] = 0;
+		wide[2 * i + (be ? 1 : 0)] = in[i];
+		wide[2 * i + (be ? 0 : 1)] = 0;
 	}
 	return test_base64(wide, 2 * n);
 }
@@ -1711,7 +1712,11 @@ static void test_remask_encoded(void)
 {
 	char gh[64], vhex[128], vb32[128], vup[64], vu16[160], vsp[128], vpct[400], vcont[80], user[64], vpart[96];
 	char *hex = test_hex(real_token, strlen(real_token)), *b32 = test_base32(real_token, strlen(real_token));
-	char *u16 = test_b64_utf16(real_token, strlen(real_token)), *b64 = NULL, *part = NULL;
+	/* round 46 (perf46m): the base64 of the value's UTF-16LE is a form
+	 * of the table, re-masked as the value is (V_U16LE below); its
+	 * UTF-16BE's is not, and is dropped */
+	char *u16 = test_b64_utf16(real_token, strlen(real_token), true), *b64 = NULL, *part = NULL;
+	char *u16le = test_b64_utf16(real_token, strlen(real_token), false), vu16le[160];
 	const char *env[] = {gh, vhex, vb32, vup, vu16, vsp, vpct, vcont, vpart, NULL};
 	const char *args[] = {"x", NULL, NULL};
 	char home[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], sc[PATH_MAX];
@@ -1722,7 +1727,7 @@ static void test_remask_encoded(void)
 	int st;
 
 	SKIP_IF_NEEDED();
-	CU_ASSERT_FATAL(hex != NULL && b32 != NULL && u16 != NULL);
+	CU_ASSERT_FATAL(hex != NULL && b32 != NULL && u16 != NULL && u16le != NULL);
 	snprintf(user, sizeof(user), "user:%s", real_token);
 	b64 = test_base64(user, strlen(user));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b64);
@@ -1762,6 +1767,18 @@ static void test_remask_encoded(void)
 	free(out);
 	free(err);
 	out = err = NULL;
+	/* the base64 of its UTF-16LE: the command gets the sentinel's */
+	snprintf(vu16le, sizeof(vu16le), "V_U16LE=%s", u16le);
+	env[1] = vu16le;
+	env[2] = NULL;
+	st = test_sbx_run(&r, &out, &err, RUN_TIMEOUT_MS);
+	ROW(st == 0 && test_has(out, "RAN") && test_has(out, "V_U16LE=") && !test_has(out, u16le),
+	    "V_U16LE (base64 of the value's UTF-16LE): status %d, not re-masked", st);
+	ROW(test_has(err, "V_U16LE held a masked credential's real value: the command gets the sentinel"),
+	    "V_U16LE was not named");
+	free(out);
+	free(err);
+	out = err = NULL;
 	/* an argument holding its hex refuses the start */
 	env[1] = NULL;
 	args[1] = hex;
@@ -1775,6 +1792,7 @@ static void test_remask_encoded(void)
 	free(hex);
 	free(b32);
 	free(u16);
+	free(u16le);
 	free(b64);
 	free(part);
 }
@@ -2340,8 +2358,9 @@ static char *test_b64url_n(const char *in, size_t n)
  * form the re-masker does not rewrite reached the command: only
  * variables and arguments were searched for encoded forms. Its hex in
  * .env, Python's \N{...} escapes in .secrets.py, unpadded URL-safe
- * base64 of its UTF-16LE in .tokrc (of the value itself the re-masker
- * rewrites it), and the value split across two files
+ * base64 of its UTF-16BE in .tokrc (of the value itself, and since
+ * round 46 of its UTF-16LE, the re-masker rewrites it), and the value
+ * split across two files
  * (.env.one and .env.two, 20 bytes each): the start is refused, naming
  * each file. Left: another token's hex, JSON escapes, \N{DEGREE SIGN}.
  */
@@ -2356,9 +2375,9 @@ static void test_remask_encoded_files(void)
 
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(hex != NULL && test_ghp_token(other) == 0);
-	for (size_t i = 0; i < 40; i++) { /* UTF-16LE */
-		wide[2 * i] = real_token[i];
-		wide[2 * i + 1] = '\0';
+	for (size_t i = 0; i < 40; i++) { /* UTF-16BE */
+		wide[2 * i] = '\0';
+		wide[2 * i + 1] = real_token[i];
 	}
 	b64 = test_b64url_n(wide, 80);
 	ohex = test_hex(other, strlen(other));
