@@ -47,6 +47,7 @@ cursor keys, keypad, Meta and Delete modes: the shell's keys change) but in
 mode tty, or in mode bg once brought to the foreground ("reports after
 fg yes": sent then).
 """
+import ctypes
 import fcntl
 import os
 import re
@@ -239,6 +240,14 @@ ANSWERS = {b'c': b'\x1b[?62;22c', b'6n': b'\x1b[7;1R', b'5n': b'\x1b[0n'}
 QUERY = re.compile(rb'\x1b\[(c|6n|5n)')
 
 
+def die_with_parent():
+    """SIGKILL to this process when its parent ends (kept through execve):
+    a driver that fails or is killed leaves no passavant holding the work
+    tree's lock for the tests after it."""
+    if ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+        os._exit(126)
+
+
 def main():
     binary, policy, mode = sys.argv[1:4]
     m, s = os.openpty()
@@ -249,6 +258,7 @@ def main():
     pipe_r, pipe_w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        die_with_parent()
         os.setsid()
         fcntl.ioctl(s, termios.TIOCSCTTY, 0)
         if mode == 'bg':
@@ -262,12 +272,16 @@ def main():
             termios.tcsetattr(s, termios.TCSANOW, ed)
             job = os.fork()
             if job == 0:
+                die_with_parent()
                 os.setpgid(0, 0)
                 for fd in (0, 1, 2):
                     os.dup2(s, fd)
                 os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE, mode], ENV)
                 os._exit(127)
-            os.setpgid(job, job)
+            try:
+                os.setpgid(job, job)
+            except PermissionError:
+                pass  # EACCES: the job exec'd already, after its own setpgid
             # a run that never ends is killed before the driver's own
             # limit, its group with it (it holds the terminal)
             signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))

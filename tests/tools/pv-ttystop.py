@@ -61,6 +61,7 @@ import struct
 import sys
 import termios
 import time
+import ctypes
 
 INSIDE = r'''
 import os, sys
@@ -75,6 +76,36 @@ DEADLINE = 40
 OFF = (b'\x1b[?1000l', b'\x1b[<1u', b'\x1b[>4m')
 OFF_SHELL = (b'\x1b[?2004l', b'\x1b>')
 ON = (b'\x1b[?1000h', b'\x1b[?2004h', b'\x1b=', b'\x1b[>1u', b'\x1b[>4;2m')
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent():
+    """SIGKILL to this process when its parent ends, kept through execve:
+    a driver (or its shell) that fails or is killed takes the passavant
+    it started with it, rather than leave it holding the work tree's lock
+    for the tests after (CI, round 46: an orphan of a failed driver failed
+    the next one)."""
+    if LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        os._exit(126)
+
+
+def end_all(*pids):
+    """SIGKILL to each pid's group and to the pid (a job's passavant, a
+    shell), those gone already skipped; then each reaped if it is ours."""
+    for pid in pids:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 def collect(m, secs, out):
@@ -102,6 +133,7 @@ def spawn(s, binary, policy, code):
     stdio; its pid."""
     pid = os.fork()
     if pid == 0:
+        die_with_parent()
         os.setsid()
         fcntl.ioctl(s, termios.TIOCSCTTY, 0)
         for fd in (0, 1, 2):
@@ -156,16 +188,20 @@ def run():
     before = termios.tcgetattr(s)
     rep_r, rep_w = os.pipe()
     go_r, go_w = os.pipe()
+    pid_r, pid_w = os.pipe()
     shell = os.fork()
     if shell == 0:
+        die_with_parent()
         os.close(rep_r)
         os.close(go_w)
+        os.close(pid_r)
         os.setsid()
         fcntl.ioctl(s, termios.TIOCSCTTY, 0)
         for sig in (signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
             signal.signal(sig, signal.SIG_IGN)
         job = os.fork()
         if job == 0:
+            die_with_parent()
             os.setpgid(0, 0)
             for sig in (signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
                 signal.signal(sig, signal.SIG_DFL)
@@ -175,62 +211,94 @@ def run():
             os.execve(binary, [binary, 'run', '-p', policy, '--', 'python3', '-c', INSIDE],
                       dict(os.environ, LC_ALL='C.UTF-8'))
             os._exit(127)
-        os.setpgid(job, job)
-        shell_tio = termios.tcgetattr(s)
-        os.tcsetpgrp(s, job)
-        signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))
-        signal.alarm(DEADLINE - 5)
-        os.read(go_r, 1)
-        if how in ('group',):
-            os.killpg(job, signal.SIGSTOP)
-        elif how == 'tstp2':
-            # the second while passavant gives the terminal back (its
-            # relay's pause takes some 10 ms): caught, not yet read
-            os.kill(job, signal.SIGTSTP)
-            time.sleep(0.004)
-            os.kill(job, signal.SIGTSTP)
-        else:
-            os.kill(job, signal.SIGTSTP if how in ('tstp', 'tstppid') else signal.SIGSTOP)
-        _, ws = os.waitpid(job, os.WUNTRACED)
-        # the settings as the stop left them, before the shell's own
-        same = termios.tcgetattr(s) == shell_tio
-        # as bash does on a stop: the terminal back, its settings, its
-        # prompt
-        os.tcsetpgrp(s, os.getpgrp())
-        termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
-        os.write(s, b'PROMPT$ ')
-        if how in ('group',):
-            os.killpg(job, signal.SIGCONT)  # bg: runs on, the terminal the shell's
-        os.write(rep_w, (b'S' if os.WIFSTOPPED(ws) else b'X') + (b'1' if same else b'0'))
-        if how == 'bgtstp':
-            # bg; the shell's line editor on the terminal (readline:
-            # -icanon -echo); once the relay has seen the keys lost, the
-            # job stopped again, its group (bash's kill -TSTP %1)
-            os.killpg(job, signal.SIGCONT)
-            rl = termios.tcgetattr(s)
-            rl[3] &= ~(termios.ICANON | termios.ECHO)
-            termios.tcsetattr(s, termios.TCSADRAIN, rl)
-            rl = termios.tcgetattr(s)  # as read back (VMIN, VTIME: numbers now)
-            time.sleep(0.8)
-            os.killpg(job, signal.SIGTSTP)
-            _, ws = os.waitpid(job, os.WUNTRACED)
-            kept = termios.tcgetattr(s) == rl
-            termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
-            os.write(rep_w, b'K' if kept and os.WIFSTOPPED(ws) else b'k')
-        os.read(go_r, 1)
-        # fg: the terminal given back; SIGCONT to a stopped job only
-        # (tstppid: to passavant's process alone)
-        os.tcsetpgrp(s, job)
-        if how == 'tstppid':
-            os.kill(job, signal.SIGCONT)
-        elif how != 'group':
-            os.killpg(job, signal.SIGCONT)
-        os.write(rep_w, b'F')
-        _, ws = os.waitpid(job, 0)
-        os.tcsetpgrp(s, os.getpgrp())
-        os._exit(os.waitstatus_to_exitcode(ws) & 0xff)
+        try:
+            shell_job(job, s, rep_w, go_r, pid_w, how)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            end_all(job)
+            os._exit(99)
     os.close(rep_w)
     os.close(go_r)
+    os.close(pid_w)
+    job = int(os.read(pid_r, 32) or b'0')
+    try:
+        outer(m, s, shell, before, rep_r, go_w, how)
+    except BaseException:
+        if job:
+            end_all(job)
+        end_all(shell)
+        raise
+
+
+def shell_job(job, s, rep_w, go_r, pid_w, how):
+    """The shell's side: job (passavant) to the foreground, stopped as
+    HOW says, then fg; exits with the job's status."""
+    os.write(pid_w, b'%d' % job)
+    os.close(pid_w)
+    try:
+        os.setpgid(job, job)
+    except PermissionError:
+        # EACCES: the job has exec'd already, after its own setpgid(0, 0)
+        # (as bash, which makes the same call on both sides of the fork)
+        pass
+    shell_tio = termios.tcgetattr(s)
+    os.tcsetpgrp(s, job)
+    signal.signal(signal.SIGALRM, lambda *_: os.killpg(job, signal.SIGKILL))
+    signal.alarm(DEADLINE - 5)
+    os.read(go_r, 1)
+    if how in ('group',):
+        os.killpg(job, signal.SIGSTOP)
+    elif how == 'tstp2':
+        # the second while passavant gives the terminal back (its
+        # relay's pause takes some 10 ms): caught, not yet read
+        os.kill(job, signal.SIGTSTP)
+        time.sleep(0.004)
+        os.kill(job, signal.SIGTSTP)
+    else:
+        os.kill(job, signal.SIGTSTP if how in ('tstp', 'tstppid') else signal.SIGSTOP)
+    _, ws = os.waitpid(job, os.WUNTRACED)
+    # the settings as the stop left them, before the shell's own
+    same = termios.tcgetattr(s) == shell_tio
+    # as bash does on a stop: the terminal back, its settings, its
+    # prompt
+    os.tcsetpgrp(s, os.getpgrp())
+    termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
+    os.write(s, b'PROMPT$ ')
+    if how in ('group',):
+        os.killpg(job, signal.SIGCONT)  # bg: runs on, the terminal the shell's
+    os.write(rep_w, (b'S' if os.WIFSTOPPED(ws) else b'X') + (b'1' if same else b'0'))
+    if how == 'bgtstp':
+        # bg; the shell's line editor on the terminal (readline:
+        # -icanon -echo); once the relay has seen the keys lost, the
+        # job stopped again, its group (bash's kill -TSTP %1)
+        os.killpg(job, signal.SIGCONT)
+        rl = termios.tcgetattr(s)
+        rl[3] &= ~(termios.ICANON | termios.ECHO)
+        termios.tcsetattr(s, termios.TCSADRAIN, rl)
+        rl = termios.tcgetattr(s)  # as read back (VMIN, VTIME: numbers now)
+        time.sleep(0.8)
+        os.killpg(job, signal.SIGTSTP)
+        _, ws = os.waitpid(job, os.WUNTRACED)
+        kept = termios.tcgetattr(s) == rl
+        termios.tcsetattr(s, termios.TCSADRAIN, shell_tio)
+        os.write(rep_w, b'K' if kept and os.WIFSTOPPED(ws) else b'k')
+    os.read(go_r, 1)
+    # fg: the terminal given back; SIGCONT to a stopped job only
+    # (tstppid: to passavant's process alone)
+    os.tcsetpgrp(s, job)
+    if how == 'tstppid':
+        os.kill(job, signal.SIGCONT)
+    elif how != 'group':
+        os.killpg(job, signal.SIGCONT)
+    os.write(rep_w, b'F')
+    _, ws = os.waitpid(job, 0)
+    os.tcsetpgrp(s, os.getpgrp())
+    os._exit(os.waitstatus_to_exitcode(ws) & 0xff)
+
+
+def outer(m, s, shell, before, rep_r, go_w, how):
+    """The terminal's side: what the job showed at each step."""
     out = until(m, b'', b'armed', DEADLINE / 2)
     if b'armed' not in out:
         print('timeout: the command never said armed')
