@@ -37,11 +37,13 @@ extern char **environ;
 /* Sends the report and exits with its code. */
 NORETURN static void child_fail(const struct sbx_plan *pl, int code, const char *msg)
 {
+	int e = errno; /* the failed step's, before anything here */
 	struct sbx_report r;
 	ssize_t n;
 
 	memset(&r, 0, sizeof(r));
 	r.code = code;
+	r.err_no = e;
 	strncpy(r.msg, msg, sizeof(r.msg) - 1);
 	/* One write below PIPE_BUF: atomic, the parent reads it whole. */
 	do

@@ -166,14 +166,21 @@ static void ns_hint(int e, bool child, char *err, size_t errlen)
 }
 
 /* The child's report of a failed step as the message, with ns_hint()'s
- * reason where the step was refused. */
+ * reason where the step was refused (EACCES, EPERM): the errno the
+ * child reports, taken only where its message names that errno (a step
+ * that failed with no errno of its own, "the parent did not finish the
+ * maps", leaves an older one behind). */
 static void report_failed(const struct sbx_report *rep, char *err, size_t errlen)
 {
+	char named[96];
+
 	errbuf_set_errno(err, errlen, 0, "%s", rep->msg);
-	if (strstr(rep->msg, "Permission denied") != NULL)
-		ns_hint(EACCES, true, err, errlen);
-	else if (strstr(rep->msg, "Operation not permitted") != NULL)
-		ns_hint(EPERM, true, err, errlen);
+	if (rep->err_no != EACCES && rep->err_no != EPERM)
+		return;
+	named[0] = '\0';
+	errbuf_set_errno(named, sizeof(named), rep->err_no, "%s", "");
+	if (memmem(rep->msg, strnlen(rep->msg, sizeof(rep->msg)), named, strlen(named)) != NULL)
+		ns_hint(rep->err_no, true, err, errlen);
 }
 
 /* The failure message after the child stopped talking: its report when

@@ -324,9 +324,11 @@ size_t sbx_ttyf_reset(const struct sbx_ttyf *f, unsigned cols, unsigned char *ou
 size_t sbx_ttyf_withdraw(struct sbx_ttyf *f, bool before, unsigned char *out) NONNULL(1, 3);
 
 /* A failure report on the err pipe: exit status the parent should give
- * (125 setup, 126/127 exec) and a NUL-terminated one-line message. */
+ * (125 setup, 126/127 exec), errno as the child had it when the step
+ * failed (0: none) and a NUL-terminated one-line message. */
 struct sbx_report {
 	int code;
+	int err_no;
 	char msg[SBX_ERRLEN];
 };
 
