@@ -429,32 +429,41 @@ static void test_wget(void)
 	wget_rows(hello_rows);
 }
 
-static void test_python_urllib(void)
+/* The rows of a python3 client: the first python3 that imports module
+ * runs imports then script (python -c; the URL is sys.argv[1]); skips,
+ * naming the Debian package, where none does. */
+static void python_rows(rows_fn *rows, const char *client, const char *module, const char *package,
+			const char *imports, const char *script)
 {
-	char py[PATH_MAX], fmt[PATH_MAX + 256];
+	char py[PATH_MAX], fmt[PATH_MAX + 512];
+	int n;
 
 	SKIP_IF_NEEDED();
-	if (skip_unless_python("python-urllib", "urllib.request", "python3", py, sizeof(py)))
+	if (skip_unless_python(client, module, package, py, sizeof(py)))
 		return;
-	snprintf(fmt, sizeof(fmt),
-		 "%s -c 'import sys, urllib.request\n"
-		 "print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode(), end=\"\")' '%%s'",
-		 py);
-	hello_rows("python-urllib", fmt);
+	n = snprintf(fmt, sizeof(fmt), "%s -c '%s%s' '%%s'", py, imports, script);
+	if (n < 0 || (size_t)n >= sizeof(fmt)) {
+		ROW(false, "clients: %s: the command for %s does not fit in %zu bytes", client, py, sizeof(fmt));
+		return;
+	}
+	rows(client, fmt);
+}
+
+static void python_urllib_rows(rows_fn *rows, const char *script)
+{
+	python_rows(rows, "python-urllib", "urllib.request", "python3", "import sys, urllib.request\n", script);
+}
+
+static void test_python_urllib(void)
+{
+	python_urllib_rows(hello_rows,
+			   "print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode(), end=\"\")");
 }
 
 static void test_python_requests(void)
 {
-	char py[PATH_MAX], fmt[PATH_MAX + 256];
-
-	SKIP_IF_NEEDED();
-	if (skip_unless_python("python-requests", "requests", "python3-requests", py, sizeof(py)))
-		return;
-	snprintf(fmt, sizeof(fmt),
-		 "%s -c 'import sys, requests\n"
-		 "r = requests.get(sys.argv[1], timeout=20); r.raise_for_status(); print(r.text, end=\"\")' '%%s'",
-		 py);
-	hello_rows("python-requests", fmt);
+	python_rows(hello_rows, "python-requests", "requests", "python3-requests", "import sys, requests\n",
+		    "r = requests.get(sys.argv[1], timeout=20); r.raise_for_status(); print(r.text, end=\"\")");
 }
 
 /* Node 20: fetch (undici) and https.get ignore every proxy variable and
@@ -890,17 +899,9 @@ static void test_close_wget(void)
 
 static void test_close_python(void)
 {
-	char py[PATH_MAX], fmt[PATH_MAX + 256];
-
-	SKIP_IF_NEEDED();
-	if (skip_unless_python("python-urllib", "urllib.request", "python3", py, sizeof(py)))
-		return;
-	snprintf(fmt, sizeof(fmt),
-		 "%s -c 'import sys, urllib.request\n"
-		 "r = urllib.request.urlopen(sys.argv[1], timeout=20)\n"
-		 "sys.stdout.write(r.read().decode()); sys.exit(0 if r.status == 200 else 1)' '%%s'",
-		 py);
-	close_rows("python-urllib", fmt);
+	python_urllib_rows(close_rows,
+			   "r = urllib.request.urlopen(sys.argv[1], timeout=20)\n"
+			   "sys.stdout.write(r.read().decode()); sys.exit(0 if r.status == 200 else 1)");
 }
 
 static void test_close_node(void)
