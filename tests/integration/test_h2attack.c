@@ -68,33 +68,13 @@ static int attack_to(unsigned port, char **out, const char *secs, ...)
 /* Starts pv-h2-attack.py upstream (lag: its --lag); its port into *port. */
 static struct test_proc *start_up(const char *lag, unsigned *port)
 {
-	char cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128];
+	char cert[PATH_MAX + 16], key[PATH_MAX + 16];
 	char *argv[] = {TEST_ENV_CLEAN, PY, p_tool, "upstream", "--cert", cert, "--key", key,
 			"--record", p_rec, "--lag", (char *)lag, NULL};
-	struct test_proc *p;
-	const char *colon;
 
 	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
 	snprintf(key, sizeof(key), "%s/server.key", p_certs);
-	if ((p = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
-		return NULL;
-	colon = strrchr(rest, ':');
-	*port = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-	if (*port == 0) {
-		fprintf(stderr, "h2attack: the upstream said 'listening on %s': no port\n", rest);
-		test_proc_free(p);
-		return NULL;
-	}
-	return p;
-}
-
-static void stop_up(struct test_proc **p)
-{
-	if (*p != NULL) {
-		(void)test_proc_stop(*p, SIGTERM, 5000);
-		test_proc_free(*p);
-		*p = NULL;
-	}
+	return test_listener_start(argv, "h2attack", port, 20000);
 }
 
 static int fixtures_up(void)
@@ -119,15 +99,8 @@ static int fixtures_up(void)
 	if (test_random_alnum(real_tok + 4, TOK_LEN - 4) < 0)
 		return -1;
 	snprintf(envtok, sizeof(envtok), "GH_TOKEN=%s", real_tok);
-	snprintf(policy, sizeof(policy),
-		 "network:\n"
-		 "  allowedDomains: [\"127.0.0.1\"]\n"
-		 "  tlsTerminate:\n"
-		 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-		 "credentials:\n"
-		 "  envVars:\n"
-		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query, body]}\n",
-		 p_certs);
+	if (test_policy_loopback_mask(policy, sizeof(policy), p_certs, "GH_TOKEN", "header, query, body", NULL) < 0)
+		return -1;
 	return test_px_start(&px, root, wrap, policy);
 }
 
@@ -137,8 +110,8 @@ static int suite_cleanup(void)
 
 	if (px.proc != NULL)
 		bad |= test_px_stop(&px) != 0;
-	stop_up(&up);
-	stop_up(&lagup);
+	test_listener_stop(&up);
+	test_listener_stop(&lagup);
 	if (root != NULL)
 		test_rmtree(root);
 	free(root);
@@ -149,15 +122,7 @@ static int suite_cleanup(void)
 
 static int suite_init(void)
 {
-	if (ready)
-		return 0;
-	if (fixtures_up() < 0) {
-		fprintf(stderr, "h2attack: the fixtures could not be set up (the lines above say why)\n");
-		(void)suite_cleanup();
-		return -1;
-	}
-	ready = true;
-	return 0;
+	return test_suite_fixtures(&ready, "h2attack", fixtures_up, suite_cleanup);
 }
 
 /* ------------------------------------------------------------------ */

@@ -39,11 +39,10 @@ static char val[64], sent[64];
 static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", NULL};
-	char src[PATH_MAX], policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128];
+	char src[PATH_MAX], policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16];
 	char envv[96], a[17], b[17], c[7], path[4200];
 	char *wrap[] = {"env", envv, NULL};
 	char *argv[] = {TEST_ENV_CLEAN, PY, p_up, "--cert", cert, "--key", key, "--record", p_rec, NULL};
-	const char *colon;
 	char *env;
 	bool got;
 
@@ -64,28 +63,14 @@ static int fixtures_up(void)
 		return -1;
 	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
 	snprintf(key, sizeof(key), "%s/server.key", p_certs);
-	if ((up = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
+	if ((up = test_listener_start(argv, "h2pct", &upport, 20000)) == NULL)
 		return -1;
-	colon = strrchr(rest, ':');
-	upport = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-	if (upport == 0) {
-		fprintf(stderr, "h2pct: the upstream said 'listening on %s': no port\n", rest);
-		return -1;
-	}
 	if (test_random_alnum(a, 16) < 0 || test_random_alnum(b, 16) < 0 || test_random_alnum(c, 6) < 0)
 		return -1;
 	snprintf(val, sizeof(val), "hq_%s%%4A%s/%s", a, b, c);
 	snprintf(envv, sizeof(envv), "PV_HASH=%s", val);
-	snprintf(policy, sizeof(policy),
-		 "network:\n"
-		 "  allowedDomains: [\"127.0.0.1\"]\n"
-		 "  tlsTerminate:\n"
-		 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-		 "credentials:\n"
-		 "  envVars:\n"
-		 "    - {name: PV_HASH, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query]}\n",
-		 p_certs);
-	if (test_px_start(&px, root, wrap, policy) < 0)
+	if (test_policy_loopback_mask(policy, sizeof(policy), p_certs, "PV_HASH", "header, query", NULL) < 0 ||
+	    test_px_start(&px, root, wrap, policy) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/env", px.session);
 	env = test_read_file(path, NULL);
@@ -105,11 +90,7 @@ static int suite_cleanup(void)
 
 	if (px.proc != NULL)
 		bad |= test_px_stop(&px) != 0;
-	if (up != NULL) {
-		(void)test_proc_stop(up, SIGTERM, 5000);
-		test_proc_free(up);
-		up = NULL;
-	}
+	test_listener_stop(&up);
 	if (root != NULL)
 		test_rmtree(root);
 	free(root);
@@ -121,15 +102,7 @@ static int suite_cleanup(void)
 
 static int suite_init(void)
 {
-	if (ready)
-		return 0;
-	if (fixtures_up() < 0) {
-		fprintf(stderr, "h2pct: the fixtures could not be set up (the lines above say why)\n");
-		(void)suite_cleanup();
-		return -1;
-	}
-	ready = true;
-	return 0;
+	return test_suite_fixtures(&ready, "h2pct", fixtures_up, suite_cleanup);
 }
 
 /* GET path over h2 through the proxy; the client's stdout in *out. */

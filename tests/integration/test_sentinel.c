@@ -31,6 +31,7 @@
 
 #include "mask/mask.h"
 #include "tests/support/certs.h"
+#include "tests/support/pxproc.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
 #include "tests/support/upstream.h"
@@ -54,22 +55,17 @@ static char *at(char *buf, const char *rel)
 
 static int write_policy(const char *path, const char *mode)
 {
-	char text[4 * PATH_MAX];
+	char text[4 * PATH_MAX], tail[3 * PATH_MAX];
 
-	snprintf(text, sizeof(text),
-		 "network:\n"
-		 "  allowedDomains: [\"127.0.0.1\"]\n"
-		 "  tlsTerminate:\n"
-		 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-		 "credentials:\n"
-		 "  envVars:\n"
-		 "    - {name: GH_TOKEN, mode: mask, injectHosts: [\"127.0.0.1\"]}\n"
+	snprintf(tail, sizeof(tail),
 		 "  sentinels: %s\n"
 		 "filesystem:\n"
 		 "  allowWrite: [\"%s\"]\n"
 		 "audit:\n"
 		 "  path: %s\n",
-		 p_certs, mode, p_work, p_audit);
+		 mode, p_work, p_audit);
+	if (test_policy_loopback_mask(text, sizeof(text), p_certs, "GH_TOKEN", NULL, tail) < 0)
+		return -1;
 	return test_write_file_mode(path, text, 0644);
 }
 

@@ -154,3 +154,53 @@ int test_curl(char **out, ...)
 	free(err);
 	return rc;
 }
+
+struct test_proc *test_listener_start(char *const argv[], const char *who, unsigned *port, int timeout_ms)
+{
+	char rest[128];
+	struct test_proc *p;
+	const char *colon;
+
+	*port = 0;
+	if ((p = test_proc_start(argv, "listening on ", rest, sizeof(rest), timeout_ms)) == NULL)
+		return NULL;
+	colon = strrchr(rest, ':');
+	*port = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+	if (*port == 0) {
+		fprintf(stderr, "%s: the upstream said 'listening on %s': no port\n", who, rest);
+		test_proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void test_listener_stop(struct test_proc **p)
+{
+	if (*p == NULL)
+		return;
+	(void)test_proc_stop(*p, SIGTERM, 5000);
+	test_proc_free(*p);
+	*p = NULL;
+}
+
+int test_policy_loopback_mask(char *out, size_t cap, const char *certdir, const char *name, const char *inject_in,
+			      const char *tail)
+{
+	int n = snprintf(out, cap,
+			 "network:\n"
+			 "  allowedDomains: [\"127.0.0.1\"]\n"
+			 "  tlsTerminate:\n"
+			 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+			 "credentials:\n"
+			 "  envVars:\n"
+			 "    - {name: %s, mode: mask, injectHosts: [\"127.0.0.1\"]%s%s%s}\n"
+			 "%s",
+			 certdir, name, inject_in != NULL ? ", injectIn: [" : "", inject_in != NULL ? inject_in : "",
+			 inject_in != NULL ? "]" : "", tail != NULL ? tail : "");
+
+	if (n < 0 || (size_t)n >= cap) {
+		fprintf(stderr, "test_policy_loopback_mask: the policy does not fit in %zu bytes\n", cap);
+		return -1;
+	}
+	return 0;
+}

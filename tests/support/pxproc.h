@@ -64,4 +64,26 @@ bool test_env_export(const char *env, const char *name, char *out, size_t cap);
  * prints curl's stderr when it fails. */
 int test_curl(char **out, ...) __attribute__((sentinel));
 
+/*
+ * Starts argv, a server that prints "listening on HOST:PORT" (e.g.
+ * tests/tools/pv-h2-upstream.py), waiting at most timeout_ms for that
+ * line; its PORT into *port. NULL when it does not start or names no
+ * port (said on stderr after "who: "); the child is then gone.
+ */
+struct test_proc *test_listener_start(char *const argv[], const char *who, unsigned *port, int timeout_ms);
+
+/* SIGTERM (5 s), frees *p and sets it to NULL; nothing when *p is NULL. */
+void test_listener_stop(struct test_proc **p);
+
+/*
+ * The policy the HTTPS suites on loopback start from, into out (cap
+ * bytes): 127.0.0.1 the only domain allowed, TLS terminated trusting
+ * CERTDIR/ca.pem, the environment variable name masked and injected into
+ * 127.0.0.1 (inject_in NULL: in its default places; else the list inside
+ * "injectIn: [...]"), then tail (NULL: nothing) as it is. Returns 0, or
+ * -1 (said on stderr) when it does not fit.
+ */
+int test_policy_loopback_mask(char *out, size_t cap, const char *certdir, const char *name, const char *inject_in,
+			      const char *tail);
+
 #endif

@@ -42,6 +42,19 @@ void test_add_registrar(test_registrar_fn fn, const char *name)
 	n_registrars++;
 }
 
+int test_suite_fixtures(bool *ready, const char *suite, int (*up)(void), int (*cleanup)(void))
+{
+	if (*ready)
+		return 0;
+	if (up() < 0) {
+		fprintf(stderr, "%s: the fixtures could not be set up (the lines above say why)\n", suite);
+		(void)cleanup();
+		return -1;
+	}
+	*ready = true;
+	return 0;
+}
+
 CU_pSuite test_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup)
 {
 	const char *filter = getenv("TEST_FILTER");

@@ -62,6 +62,11 @@ bool test_userns_available(char *why, size_t len);
 		CU_ASSERT_FATAL(ready);                            \
 	} while (0)
 
+/* A suite's init around its fixtures: 0 at once when *ready; else up(),
+ * and when that fails "SUITE: the fixtures could not be set up (the
+ * lines above say why)" on stderr, cleanup() and -1; *ready once up. */
+int test_suite_fixtures(bool *ready, const char *suite, int (*up)(void), int (*cleanup)(void));
+
 /* Adds a suite, failing the run loudly if CUnit refuses. */
 CU_pSuite test_suite(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup);
 void test_add(CU_pSuite s, const char *name, CU_TestFunc fn);
