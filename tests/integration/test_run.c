@@ -1635,6 +1635,23 @@ static bool nobody_bin(const char *dir, char *bin)
 	return true;
 }
 
+/* Appends to argv from *n on the prefix of a command run as uid 65534
+ * (setpriv, no groups) through env in the directory dir with henv
+ * ("HOME=...") and a fixed PATH and TMPDIR: 10 entries, not terminated. */
+static void nobody_argv(char **argv, size_t *n, char *dir, char *henv)
+{
+	argv[(*n)++] = "setpriv";
+	argv[(*n)++] = "--reuid=65534";
+	argv[(*n)++] = "--regid=65534";
+	argv[(*n)++] = "--clear-groups";
+	argv[(*n)++] = "env";
+	argv[(*n)++] = "-C";
+	argv[(*n)++] = dir;
+	argv[(*n)++] = henv;
+	argv[(*n)++] = "PATH=" SAFE_PATH;
+	argv[(*n)++] = "TMPDIR=/tmp";
+}
+
 static void test_unprivileged(void)
 {
 	char buf[PATH_MAX], pol[PATH_MAX], work[PATH_MAX], home[PATH_MAX], script[PATH_MAX];
@@ -1681,16 +1698,7 @@ static void test_unprivileged(void)
 	snprintf(cenv, sizeof(cenv), "CARGO_HOME=%s/cargo", priv);
 	snprintf(penv, sizeof(penv), "PYENV_ROOT=%s/pyenv", priv);
 	snprintf(henv, sizeof(henv), "HOME=%s", home);
-	argv[n++] = "setpriv";
-	argv[n++] = "--reuid=65534";
-	argv[n++] = "--regid=65534";
-	argv[n++] = "--clear-groups";
-	argv[n++] = "env";
-	argv[n++] = "-C";
-	argv[n++] = work;
-	argv[n++] = henv;
-	argv[n++] = "PATH=" SAFE_PATH;
-	argv[n++] = "TMPDIR=/tmp";
+	nobody_argv(argv, &n, work, henv);
 	argv[n++] = cenv;
 	argv[n++] = penv;
 	argv[n++] = ubin;
@@ -1785,16 +1793,7 @@ static void unprivileged_budget(const char *tag, const char *fill, const char *h
 		 fill, hostpy, at(buf, rel), pol);
 	CU_ASSERT_FATAL(write_script(script, text) != NULL);
 	snprintf(henv, sizeof(henv), "HOME=%s", home);
-	argv[n++] = "setpriv";
-	argv[n++] = "--reuid=65534";
-	argv[n++] = "--regid=65534";
-	argv[n++] = "--clear-groups";
-	argv[n++] = "env";
-	argv[n++] = "-C";
-	argv[n++] = work;
-	argv[n++] = henv;
-	argv[n++] = "PATH=" SAFE_PATH;
-	argv[n++] = "TMPDIR=/tmp";
+	nobody_argv(argv, &n, work, henv);
 	argv[n++] = "sh";
 	argv[n++] = script;
 	argv[n] = NULL;
