@@ -795,6 +795,18 @@ static void test_remote_home_inside(void)
 	strv_free(&remote);
 }
 
+/* base/rel made: a directory (0755), or with link a symbolic link to it.
+ * What mkdir() or symlink() returns; -1 when the path does not fit. */
+static int make_at(const char *base, const char *rel, const char *link)
+{
+	char p[PATH_MAX + 64];
+	int n = snprintf(p, sizeof(p), "%s/%s", base, rel);
+
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return -1;
+	return link == NULL ? mkdir(p, 0755) : symlink(link, p);
+}
+
 /* fix46h: the user's own home reached through a link onto a mount not
  * cheap to look at (HOME=/home/alice -> <nfs>/a-link, a link on that
  * mount to <nfs>/a/alice): realpath() of HOME went through both links,
@@ -816,12 +828,9 @@ static void test_own_home_remote(void)
 	snprintf(nfs, sizeof(nfs), "%s/nfs", dir);
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	CU_ASSERT_EQUAL_FATAL(mkdir(nfs, 0755), 0);
-	snprintf(t, sizeof(t), "%s/a", nfs);
-	CU_ASSERT_EQUAL_FATAL(mkdir(t, 0755), 0);
-	snprintf(t, sizeof(t), "%s/a/alice", nfs);
-	CU_ASSERT_EQUAL_FATAL(mkdir(t, 0755), 0);
-	snprintf(home, sizeof(home), "%s/a-link", nfs);
-	CU_ASSERT_EQUAL_FATAL(symlink("a/alice", home), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(nfs, "a", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(nfs, "a/alice", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(nfs, "a-link", "a/alice"), 0);
 	snprintf(home, sizeof(home), "%s/alice", dir);
 	snprintf(t, sizeof(t), "%s/a-link", nfs);
 	CU_ASSERT_EQUAL_FATAL(symlink(t, home), 0);
@@ -858,20 +867,15 @@ static void test_path_look_walk(void)
 
 	snprintf(dir, sizeof(dir), "%s/look-walk", t_root);
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	snprintf(p, sizeof(p), "%s/r", dir);
-	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/l", dir);
-	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, "r", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, "l", NULL), 0);
 	snprintf(p, sizeof(p), "%s/l/f", dir);
 	CU_ASSERT_EQUAL_FATAL(test_write_file(p, "x", 1), 0);
 	snprintf(entry, sizeof(entry), "R%s/r", dir);
 	CU_ASSERT_EQUAL_FATAL(strv_add(&m.at, entry), 0);
-	snprintf(p, sizeof(p), "%s/l/rel", dir);
-	CU_ASSERT_EQUAL_FATAL(symlink("../r/x", p), 0);
-	snprintf(p, sizeof(p), "%s/l/loop", dir);
-	CU_ASSERT_EQUAL_FATAL(symlink("loop", p), 0);
-	snprintf(p, sizeof(p), "%s/l/up", dir);
-	CU_ASSERT_EQUAL_FATAL(symlink("..", p), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, "l/rel", "../r/x"), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, "l/loop", "loop"), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, "l/up", ".."), 0);
 	/* relative link into the "remote" mount: stopped there */
 	snprintf(p, sizeof(p), "%s//l/./rel/.ssh", dir);
 	snprintf(q, sizeof(q), "%s/r/x/.ssh", dir);
@@ -904,23 +908,20 @@ static void test_path_look_walk(void)
  * was not walked, the store not denied. */
 static void test_home_entries_fold(void)
 {
-	char dir[PATH_MAX], p[PATH_MAX + 32];
+	char dir[PATH_MAX];
 	struct strv names = {0};
 
 	snprintf(dir, sizeof(dir), "%s/home-fold", t_root);
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	snprintf(p, sizeof(p), "%s/.SSH", dir);
-	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
-	snprintf(p, sizeof(p), "%s/AppDATA", dir);
-	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, ".SSH", NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, "AppDATA", NULL), 0);
 	ROW(home_entries(dir, &names), "a home of ASCII names: not listed");
 	ROW(home_has_entry(&names, ".ssh/id_rsa") && home_has_entry(&names, "AppData/Roaming/x") &&
 		    home_has_entry(&names, ".Ssh"),
 	    "a case-insensitive home: ~/.SSH not taken for the row .ssh");
 	ROW(!home_has_entry(&names, ".aws/credentials"), "a row whose first component is not listed: walked");
 	strv_free(&names);
-	snprintf(p, sizeof(p), "%s/.\xc5\xbf\xc5\xbfh", dir);
-	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	CU_ASSERT_EQUAL_FATAL(make_at(dir, ".\xc5\xbf\xc5\xbfh", NULL), 0);
 	ROW(!home_entries(dir, &names), "a home with a name not ASCII: listed (Unicode folding unseen)");
 	strv_free(&names);
 }
