@@ -22,6 +22,7 @@
 
 #include "mask/mask.h"
 #include "policy/policy.h"
+#include "tests/support/masktab.h"
 #include "tests/support/testlib.h"
 #include "tests/support/textutil.h"
 
@@ -43,26 +44,8 @@ static const char doc[] = "network:\n"
 static mask_table_t *table_of(policy_t **p, const char *value, const unsigned char *key,
 			      const mask_ledger_t *lg, char *sent, size_t sentlen)
 {
-	unsigned nerr = 0;
-	char err[256];
-	mask_table_t *t;
-	const char *s;
-
-	setenv("PV_ST_TOK", value, 1);
-	*p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
-	if (*p == NULL)
-		return NULL;
-	t = key != NULL ? mask_table_new_stable(*p, &(struct mask_stable){.key = key, .ledger = lg}, err,
-						sizeof(err))
-			: mask_table_new(*p, err, sizeof(err));
-	unsetenv("PV_ST_TOK");
-	if (t == NULL || mask_table_env_count(t) != 1 || mask_table_env_get(t, 0, &s) == NULL) {
-		mask_table_free(t);
-		policy_free(*p);
-		return NULL;
-	}
-	snprintf(sent, sentlen, "%s", s);
-	return t;
+	return test_mask_table_env(p, doc, sizeof(doc) - 1, "PV_ST_TOK", value,
+				   key != NULL ? &(struct mask_stable){.key = key, .ledger = lg} : NULL, sent, sentlen);
 }
 
 static void test_ledger_format(void)

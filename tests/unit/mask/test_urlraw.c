@@ -11,6 +11,7 @@
 
 #include "mask/mask.h"
 #include "policy/policy.h"
+#include "tests/support/masktab.h"
 #include "tests/support/testlib.h"
 
 /* '%' at 16, '/' at 19: "%25" (two digits) and "%4A" (digit, letter) kept
@@ -28,26 +29,7 @@ static const char doc[] = "network:\n"
 /* A per-session table over PV_UR_TOK=value; its sentinel into sent. */
 static mask_table_t *table_with(policy_t **p, const char *value, char *sent, size_t sentlen)
 {
-	unsigned nerr = 0;
-	char err[256];
-	mask_table_t *t;
-	const char *s;
-
-	setenv("PV_UR_TOK", value, 1);
-	*p = policy_load_buffer("t.yaml", doc, sizeof(doc) - 1, stderr, &nerr);
-	if (*p == NULL) {
-		unsetenv("PV_UR_TOK");
-		return NULL;
-	}
-	t = mask_table_new(*p, err, sizeof(err));
-	unsetenv("PV_UR_TOK");
-	if (t == NULL || mask_table_env_count(t) != 1 || mask_table_env_get(t, 0, &s) == NULL) {
-		mask_table_free(t);
-		policy_free(*p);
-		return NULL;
-	}
-	snprintf(sent, sentlen, "%s", s);
-	return t;
+	return test_mask_table_env(p, doc, sizeof(doc) - 1, "PV_UR_TOK", value, NULL, sent, sentlen);
 }
 
 /* A per-session table over PV_UR_TOK=UR_VALUE; its sentinel into sent. */
