@@ -737,6 +737,19 @@ static int scan_keep(struct scan *sc, const char *name, unsigned char t, unsigne
  * through that handle: in a directory others can write, the name may be
  * swapped for a link meanwhile.
  */
+static const char *ww_kind(uint32_t mode)
+{
+	if (S_ISDIR(mode))
+		return "directory";
+	if (S_ISREG(mode))
+		return "file";
+	if (S_ISFIFO(mode))
+		return "FIFO";
+	if (S_ISSOCK(mode))
+		return "socket";
+	return "device node";
+}
+
 static void clear_world_writable(struct gg *g, int dfd, const char *name, const struct statx *sx)
 {
 	char path[PATH_MAX], proc[64], why[256];
@@ -751,7 +764,7 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 		(void)snprintf(path, sizeof(path), "%.256s/...", g->path);
 	(void)snprintf(why, sizeof(why), "a world-writable %s made or changed in the session (other users of the host "
 		       "could write what the host reads or runs there)%s",
-		       S_ISDIR(sx->stx_mode) ? "directory" : "file", g->keep ? "" : ": o+w cleared");
+		       ww_kind(sx->stx_mode), g->keep ? "" : ": o+w cleared");
 	f.path = path;
 	f.setting = why;
 	f.named = !g->keep;
@@ -785,8 +798,15 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 	g->report(g->arg, &f);
 }
 
-/* The entry name of fd ("": fd itself, the root), a directory or file:
- * judged and cleared as above. */
+/* The entry name of fd ("": fd itself, the root), of any type but a
+ * symbolic link (whose own mode means nothing): judged and cleared as
+ * above. Round 47: FIFOs and sockets too, and device nodes. A FIFO the
+ * session left world-writable (mkfifo -m 666, umask 0) let another user
+ * of the host feed whatever host tool later opens it by name (a named
+ * pipe a build or a log reader reads), and one moved aside keeps its
+ * mode. A socket the session bound is dead after it (connect() is
+ * refused) and a server binds a new inode there, so no harm is known:
+ * cleared all the same, so that the rule knows no type but the link's. */
 static void ww_entry(struct gg *g, int fd, const char *name)
 {
 	struct statx sx;
@@ -796,7 +816,7 @@ static void ww_entry(struct gg *g, int fd, const char *name)
 			gg_report_error(g, g->path, name, "cannot check (world-writable?)", errno);
 		return;
 	}
-	if ((S_ISDIR(sx.stx_mode) || S_ISREG(sx.stx_mode)) && (sx.stx_mode & S_IWOTH) != 0 &&
+	if (!S_ISLNK(sx.stx_mode) && (sx.stx_mode & S_IWOTH) != 0 &&
 	    gg_ts_fresh(g, &sx.stx_ctime))
 		clear_world_writable(g, fd, name, &sx);
 }
@@ -842,11 +862,11 @@ static int walk_scan(struct gg *g, int fd, size_t reloff, const struct sbx_ctl_p
 			/* Kept: directories, entries on a row, and whatever is
 			 * neither a file nor a directory (a symlink inside a
 			 * git directory is checked: check_git_odd()). */
-			/* After the session: a world-writable file made
-			 * or changed in it (clear_world_writable()), here
-			 * where every file is seen, before any check moves
-			 * it aside. */
-			if (t == DT_REG && g->record == NULL)
+			/* After the session: a world-writable file, FIFO,
+			 * socket or device node made or changed in it
+			 * (clear_world_writable()), here where every entry
+			 * is seen, before any check moves it aside. */
+			if (t != DT_DIR && t != DT_LNK && g->record == NULL)
 				ww_entry(g, fd, de->d_name);
 			if (t == DT_REG && how == CTL_NONE)
 				continue;

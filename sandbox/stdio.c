@@ -514,6 +514,80 @@ NORETURN static void copy_in_pipe(int in, int wr, int rd)
 	_exit(0);
 }
 
+/* The parent and session of pid, from /proc/PID/stat: 0, or -1 (errno;
+ * ENOENT: gone). */
+static int proc_ids(pid_t pid, pid_t *ppid, pid_t *sid)
+{
+	char path[64], buf[512], *p;
+	long pp, ss;
+	ssize_t n;
+	int fd;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0) {
+		errno = n == 0 ? ENOENT : errno;
+		return -1;
+	}
+	buf[n] = '\0';
+	/* "pid (comm) S ppid pgrp session ...": comm may hold ')' */
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 1, " %*c %ld %*d %ld", &pp, &ss) != 2 || pp < 0 || ss < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ppid = (pid_t)pp;
+	*sid = (pid_t)ss;
+	return 0;
+}
+
+/*
+ * Round 47: whether pid, a process whose fds passavant cannot read
+ * (another user's: a `sudo` in the pipeline, or one of its own made
+ * non-dumpable), may hold a pipe passavant was given: it, or one of its
+ * ancestors, is in passavant's session (sudo with use_pty starts the
+ * command in a session of its own, below sudo in the caller's). Its
+ * stat not readable (hidepid=1): true, fail closed; gone: false.
+ */
+static bool near_session(pid_t pid, pid_t sid)
+{
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		pid_t pp, ps;
+
+		if (proc_ids(pid, &pp, &ps) < 0)
+			return errno != ENOENT;
+		if (ps == sid)
+			return true;
+		pid = pp;
+	}
+	return false;
+}
+
+/*
+ * Whether all processes that may hold a pipe are in the /proc
+ * pipe_held_elsewhere() reads (round 47): /proc is of passavant's PID
+ * namespace (/proc/self is its pid) and shows other users' processes
+ * (PID 1 is listed: not hidepid=2 or hidepid=invisible for a user other
+ * than root).
+ */
+static bool proc_shows_all(void)
+{
+	char self[32], link[32];
+	struct stat st;
+	ssize_t n;
+
+	n = readlink("/proc/self", link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	(void)snprintf(self, sizeof(self), "%ld", (long)getpid());
+	return strcmp(link, self) == 0 && stat("/proc/1", &st) == 0;
+}
+
 /*
  * Whether another process holds the same end of the pipe at fd i (a
  * read end for 0, a write end for 1 and 2) as an fd of its own (round
@@ -522,15 +596,18 @@ NORETURN static void copy_in_pipe(int in, int wr, int rd)
  * a holder is what the command reached by reopening its fd the other way
  * through /proc/self/fd/N: a reader of the same
  * standard input got what the command wrote into it, a writer of the
- * same standard output had its bytes read by the command. Processes of
- * other users are not seen (their /proc/PID/fd is closed to us): a pipe
- * of ours in their hands is theirs already. /proc not readable: true.
+ * same standard output had its bytes read by the command. Processes
+ * whose fds are closed to us (other users', non-dumpable ones) are
+ * taken for holders when they are of our session or below a process of
+ * it (round 47: what the command wrote into the pipe a root `sudo` of
+ * the same pipeline read as its own input); /proc not readable, of
+ * another PID namespace or hiding other users' processes: true.
  */
 static bool pipe_held_elsewhere(int i)
 {
 	char want[64], path[64], link[64];
 	struct stat st;
-	pid_t self = getpid();
+	pid_t self = getpid(), sid = getsid(0);
 	struct dirent *e;
 	bool found = false;
 	DIR *d;
@@ -538,6 +615,8 @@ static bool pipe_held_elsewhere(int i)
 	if (fstat(i, &st) < 0)
 		return false;
 	(void)snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long)st.st_ino);
+	if (!proc_shows_all())
+		return true;
 	d = opendir("/proc");
 	if (d == NULL)
 		return true;
@@ -552,8 +631,12 @@ static bool pipe_held_elsewhere(int i)
 			continue;
 		(void)snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
 		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			continue; /* gone, or another user's */
+		if (dfd < 0) {
+			/* gone: nothing; closed to us: unknown fds */
+			if (errno != ENOENT && near_session((pid_t)pid, sid))
+				found = true;
+			continue;
+		}
 		fds = fdopendir(dfd);
 		if (fds == NULL) {
 			(void)close(dfd);

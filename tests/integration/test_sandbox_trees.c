@@ -17,6 +17,7 @@
 #include "tests/support/testlib.h"
 
 #define TR_TIMEOUT_MS 60000
+#define SBX_QUARANTINE_SUFFIX_TEST ".passavant-quarantine"
 #define TR_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static bool skip;
@@ -310,6 +311,81 @@ static void test_sockets_stay(void)
 	tcase_free(&c);
 }
 
+/*
+ * Round 47 (owed from round 46): o+w was cleared on the files and
+ * directories the session made world-writable, not on its FIFOs and
+ * sockets. A FIFO made world-writable (mkfifo -m 666, umask 0, chmod o+w
+ * of the user's own) was moved aside with its mode kept: another user of
+ * the host fed whatever opened it later (the user renaming it back, a
+ * tool globbing the directory). Every type but a link loses o+w now, one
+ * line each: the FIFOs (moved aside, cleared first), a socket made
+ * under umask 0 (stays; mknod: the sandbox refuses socket(AF_UNIX) to
+ * reach no host socket, an inode is what a bind leaves), nested too.
+ * The user's own world-writable FIFO, untouched, stays as it was.
+ */
+static void ww_odd_case(uid_t uid)
+{
+	static const char *const q = SBX_QUARANTINE_SUFFIX_TEST;
+	static const struct {
+		const char *rel, *line;
+		int want;
+	} rows[] = {
+		{"app.fifo", "app.fifo: a world-writable FIFO", 0664},
+		{"sub/umask0.fifo", "sub/umask0.fifo: a world-writable FIFO", 0664},
+		{"mine.fifo", "mine.fifo: a world-writable FIFO", 0664},
+		{"srv.sock", "srv.sock: a world-writable socket", 0775},
+		{"sub/deep.sock", "sub/deep.sock: a world-writable socket", 0775},
+	};
+	char setup[160];
+	struct tcase c;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	if (uid != 0 && (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0)) {
+		TEST_SKIP("needs root and setpriv to become uid %u", (unsigned)uid);
+		return;
+	}
+	/* the user's own FIFO, of the uid that runs passavant */
+	snprintf(setup, sizeof(setup), "mkfifo -m 0644 mine.fifo && chown %u mine.fifo && mkfifo -m 0666 old.fifo",
+		 (unsigned)uid);
+	CU_ASSERT_FATAL(run_tcase(&c, setup,
+				  "mkfifo -m 0666 app.fifo && mkdir sub && (umask 0 && mkfifo sub/umask0.fifo) && "
+				  "chmod 0666 mine.fifo && "
+				  "(umask 0 && python3 -c 'import os, stat; "
+				  "[os.mknod(p, stat.S_IFSOCK | 0o777) for p in (\"srv.sock\", \"sub/deep.sock\")]') && "
+				  "echo done",
+				  uid) == 0);
+	ROW(c.out != NULL && strstr(c.out, "done") != NULL, "uid %u: the session could not make its entries (%d): %s %s",
+	    (unsigned)uid, c.status, c.out ? c.out : "", c.err ? c.err : "");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char rel[256], line[2 * PATH_MAX];
+		bool fifo = strstr(rows[i].rel, ".fifo") != NULL;
+		int m;
+
+		/* a FIFO made in the session is moved aside (round 45) */
+		snprintf(rel, sizeof(rel), "%s%s", rows[i].rel, fifo ? q : "");
+		m = mode_of(&c, rel);
+		ROW(m == rows[i].want, "uid %u: %s is %04o after the run, want %04o (o+w cleared): %s", (unsigned)uid, rel,
+		    (unsigned)m, (unsigned)rows[i].want, c.err ? c.err : "");
+		snprintf(line, sizeof(line), "%s/%s", c.work, rows[i].line);
+		ROW(c.err != NULL && strstr(c.err, line) != NULL, "uid %u: %s was not named: %s", (unsigned)uid,
+		    rows[i].rel, c.err ? c.err : "");
+	}
+	ROW(mode_of(&c, "old.fifo") == 0666 && (c.err == NULL || strstr(c.err, "old.fifo") == NULL),
+	    "uid %u: the user's own world-writable FIFO, untouched, changed or was named: %s", (unsigned)uid,
+	    c.err ? c.err : "");
+	tcase_free(&c);
+}
+
+static void test_world_writable_odd_root(void)
+{
+	ww_odd_case(0);
+}
+
+static void test_world_writable_odd_user(void)
+{
+	ww_odd_case(65534);
+}
+
 /* `sh -c script passavant` in a fresh ROOT/cN: its status, out, err. */
 static int pipeline(const char *script, char **out, char **err)
 {
@@ -427,6 +503,66 @@ static void test_stdout_pipe_shared(void)
 	free(err);
 }
 
+/*
+ * Round 47 (owed from round 46): the holder scan read /proc/PID/fd of
+ * the processes passavant may read, and a process of another user was
+ * not counted: run by an ordinary user, passavant passed a standard
+ * input pipe that a root process of the same pipeline (a `sudo` reading
+ * it, here the test's own root process, in the same session) held too,
+ * and the command reopened it for writing through /dev/stdin: the root
+ * process read the command's line as its own input. A process whose
+ * fds are closed to passavant, in its session or below a process of it,
+ * counts as a holder now: copied, nothing written into the pipe.
+ */
+static void test_stdin_pipe_other_user(void)
+{
+	static const char driver[] =
+		"import os, subprocess, sys\n"
+		"bin, work, home = sys.argv[1:4]\n"
+		"r, w = os.pipe()\n"
+		"os.fchown(r, 65534, 65534)  # the user's pipe, root holds it too\n"
+		"os.write(w, b'l1\\n')\n"
+		"p = subprocess.run(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'env', '-C', work,\n"
+		"    'HOME=' + home, 'XDG_STATE_HOME=' + home, 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'TMPDIR=/tmp',\n"
+		"    bin, 'run', '--', 'sh', '-c',\n"
+		"    'timeout 2 sh -c \"echo INJECTED >> /dev/stdin\"; echo ran'],\n"
+		"    stdin=r, capture_output=True, timeout=50)\n"
+		"print('status', p.returncode, p.stdout.decode(), p.stderr.decode())\n"
+		"os.close(w)\n"
+		"print('root read:', os.read(r, 4096).decode().replace('\\n', '|'))\n";
+	char *argv[8], *out = NULL, *err = NULL, bin[PATH_MAX + 16], work[PATH_MAX + 8], home[PATH_MAX + 8];
+	struct tcase c;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to become uid 65534");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	snprintf(c.dir, sizeof(c.dir), "%s/c%u", root, ncase++);
+	snprintf(work, sizeof(work), "%s/work", c.dir);
+	snprintf(home, sizeof(home), "%s/home", c.dir);
+	snprintf(bin, sizeof(bin), "%s/passavant", c.dir);
+	CU_ASSERT_FATAL(mkdir(c.dir, 0755) == 0 && mkdir(work, 0755) == 0 && mkdir(home, 0755) == 0 &&
+			chown(work, 65534, 65534) == 0 && chown(home, 65534, 65534) == 0 &&
+			test_copy_file(test_passavant_bin(), bin, 0755) == 0);
+	argv[0] = "python3";
+	argv[1] = "-c";
+	argv[2] = (char *)driver;
+	argv[3] = bin;
+	argv[4] = work;
+	argv[5] = home;
+	argv[6] = NULL;
+	(void)test_run_capture(argv, &out, &err, TR_TIMEOUT_MS);
+	ROW(out != NULL && strstr(out, "status 0 ran") != NULL, "the run failed: %s %s", out ? out : "",
+	    err ? err : "");
+	ROW(out != NULL && strstr(out, "root read: l1|") != NULL && strstr(out, "INJECTED") == NULL,
+	    "a root holder of the user's stdin pipe read what the command wrote into it, or lost its line: %s %s",
+	    out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_sandbox_trees)
 {
 	CU_pSuite s = test_suite("sandbox_trees", suite_init, suite_cleanup);
@@ -438,6 +574,9 @@ TEST_REGISTRAR(register_sandbox_trees)
 		 test_world_writable_many);
 	test_add(s, "round 46: sockets made in the session stay (dead: a host tool fails at once); FIFOs do not",
 		 test_sockets_stay);
+	test_add(s, "round 47: world-writable FIFOs and sockets made in the session lose o+w too (root)",
+		 test_world_writable_odd_root);
+	test_add(s, "round 47: the same as an ordinary user (uid 65534)", test_world_writable_odd_user);
 	s = test_suite("sandbox_pipes", suite_init, suite_cleanup);
 	test_add(s, "round 46: a standard input pipe other processes read: copied, nothing written into it, nothing "
 		    "read ahead",
@@ -447,4 +586,7 @@ TEST_REGISTRAR(register_sandbox_trees)
 	test_add(s, "review of round 46: a standard input pipe another process holds read-write (exec 3<>/dev/stdin): "
 		    "copied",
 		 test_stdin_pipe_rdwr_holder);
+	test_add(s, "round 47: a standard input pipe a root process of the same session holds, passavant run by an "
+		    "ordinary user: copied",
+		 test_stdin_pipe_other_user);
 }
