@@ -38,6 +38,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -798,6 +799,92 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 	g->report(g->arg, &f);
 }
 
+/*
+ * Round 47: a default ACL made or changed in the session on a directory
+ * of a writable tree whose "other" entry grants write (`setfacl -d -m
+ * o::rwx dir`, or setxattr(system.posix_acl_default) directly: no
+ * capability, an owner may). The directory's own mode shows nothing
+ * (0755 stays 0755), but everything the host creates there later is
+ * world-writable whatever its umask: a later `git init` there made
+ * .git/config 0666 and its directories 0777, a new hook 0666, and other
+ * users of the host wrote them. The write bit of that entry is taken
+ * away (the rest of the ACL kept), one line; with --keep-git-config
+ * only named. Named user and group entries can name only the ids the
+ * sandbox maps (the user's own), and group write is left as the mode's
+ * is. The xattr's layout (linux/posix_acl_xattr.h): a 4-byte version
+ * (2), then entries of tag (2 bytes), perm (2), id (4), little-endian.
+ */
+static void clear_default_acl(struct gg *g, int dfd, const char *name, const struct statx *sx)
+{
+	char path[PATH_MAX], proc[64], why[256];
+	unsigned char acl[8 * 64 + 4];
+	struct sbx_git_finding f = {0};
+	bool grants = false;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = name[0] == '\0' ? fcntl(dfd, F_DUPFD_CLOEXEC, 0)
+			     : openat(dfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			gg_report_error(g, g->path, name, "cannot check the default ACL (world-writable?) of", errno);
+		return;
+	}
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = getxattr(proc, "system.posix_acl_default", acl, sizeof(acl));
+	if (n < 0) {
+		/* none, or a file system without ACLs */
+		if (errno != ENODATA && errno != EOPNOTSUPP && errno != ENOTSUP)
+			gg_report_error(g, g->path, name, "cannot check the default ACL (world-writable?) of", errno);
+		(void)close(fd);
+		return;
+	}
+	for (ssize_t off = 4; off + 8 <= n; off += 8) {
+		unsigned tag = (unsigned)acl[off] | (unsigned)acl[off + 1] << 8;
+
+		/* ACL_OTHER, ACL_WRITE */
+		if (tag == 0x20 && (acl[off + 2] & 2) != 0) {
+			acl[off + 2] &= (unsigned char)~2;
+			grants = true;
+		}
+	}
+	if (!grants) {
+		(void)close(fd);
+		return;
+	}
+	if (name[0] == '\0')
+		(void)snprintf(path, sizeof(path), "%s", g->path);
+	else if (!gg_join(path, sizeof(path), g->path, name))
+		(void)snprintf(path, sizeof(path), "%.256s/...", g->path);
+	(void)snprintf(why, sizeof(why),
+		       "a default ACL made or changed in the session that makes what the host creates there "
+		       "world-writable (other users of the host could write it)%s",
+		       g->keep ? "" : ": its o+w cleared");
+	f.path = path;
+	f.setting = why;
+	f.named = !g->keep;
+	f.quiet = g->st->ww++ >= SBX_WW_LINES;
+	if (!g->keep) {
+		/* still the directory judged (another user may swap names) */
+		if (fstat(fd, &st) < 0 || st.st_ino != sx->stx_ino || !S_ISDIR(st.st_mode)) {
+			gg_report_error(g, g->path, name,
+					"replaced while checked for a default ACL (another user of the host; look at it) at",
+					0);
+			(void)close(fd);
+			return;
+		}
+		if (setxattr(proc, "system.posix_acl_default", acl, (size_t)n, XATTR_REPLACE) < 0) {
+			gg_report_error(g, g->path, name,
+					"cannot clear o+w from the default ACL (setfacl -d -m o::r-x it by hand) of", errno);
+			(void)close(fd);
+			return;
+		}
+	}
+	(void)close(fd);
+	g->report(g->arg, &f);
+}
+
 /* The entry name of fd ("": fd itself, the root), of any type but a
  * symbolic link (whose own mode means nothing): judged and cleared as
  * above. Round 47: FIFOs and sockets too, and device nodes. A FIFO the
@@ -819,6 +906,8 @@ static void ww_entry(struct gg *g, int fd, const char *name)
 	if (!S_ISLNK(sx.stx_mode) && (sx.stx_mode & S_IWOTH) != 0 &&
 	    gg_ts_fresh(g, &sx.stx_ctime))
 		clear_world_writable(g, fd, name, &sx);
+	if (S_ISDIR(sx.stx_mode) && gg_ts_fresh(g, &sx.stx_ctime))
+		clear_default_acl(g, fd, name, &sx);
 }
 
 /*

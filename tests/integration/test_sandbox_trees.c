@@ -386,6 +386,84 @@ static void test_world_writable_odd_user(void)
 	ww_odd_case(65534);
 }
 
+/*
+ * Round 47: a default ACL set in the session on a directory of the tree
+ * (`setfacl -d -m o::rwx`, here setxattr directly: no capability, an
+ * owner may) whose "other" entry grants write. The directory's mode
+ * shows nothing and round 46's check saw nothing, but everything the
+ * host created there afterwards was world-writable whatever its umask
+ * (a later `git init` made .git/config 0666 and its directories 0777).
+ * After the run the entry's write bit is cleared, one line each: a file
+ * the host makes there (umask 022, mode 0666 asked, as a shell's
+ * redirection) is 0664, not 0666. A default ACL of the user's own,
+ * older, stays as it was.
+ */
+static void default_acl_case(uid_t uid)
+{
+	static const char acl[] =
+		"python3 -c 'import os, struct; a = struct.pack(\"<I\", 2) + b\"\".join(struct.pack(\"<HHI\", t, 7, "
+		"0xffffffff) for t in (1, 4, 0x20)); [os.setxattr(p, \"system.posix_acl_default\", a) for p in ARGS]'";
+	char setup[512], inside[512];
+	struct tcase c;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	if (uid != 0 && (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0)) {
+		TEST_SKIP("needs root and setpriv to become uid %u", (unsigned)uid);
+		return;
+	}
+	/* ARGS: the python list of the directories */
+	snprintf(setup, sizeof(setup), "mkdir old && %.*s(\"old\",)%s", (int)(strstr(acl, "ARGS") - acl), acl,
+		 strstr(acl, "ARGS") + 4);
+	snprintf(inside, sizeof(inside), "mkdir -p sub/deep && %.*s(\".\", \"sub/deep\")%s && echo done",
+		 (int)(strstr(acl, "ARGS") - acl), acl, strstr(acl, "ARGS") + 4);
+	CU_ASSERT_FATAL(run_tcase(&c, setup, inside, uid) == 0);
+	ROW(c.out != NULL && strstr(c.out, "done") != NULL, "uid %u: the session could not set its ACLs (%d): %s %s",
+	    (unsigned)uid, c.status, c.out ? c.out : "", c.err ? c.err : "");
+	{
+		static const char *const dirs[] = {".", "sub/deep", "old"};
+
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+			char f[2 * PATH_MAX], rel[64], line[2 * PATH_MAX];
+			bool old = strcmp(dirs[i], "old") == 0, dot = strcmp(dirs[i], ".") == 0;
+			mode_t um = umask(022);
+			FILE *fp;
+			int m;
+
+			/* what the host creates there after the run */
+			snprintf(rel, sizeof(rel), "%s/host-new", dirs[i]);
+			snprintf(f, sizeof(f), "%s/%s", c.work, rel);
+			fp = fopen(f, "w");
+			(void)umask(um);
+			CU_ASSERT_FATAL(fp != NULL);
+			(void)fclose(fp);
+			m = mode_of(&c, rel);
+			snprintf(line, sizeof(line), "%s%s%s: a default ACL", c.work, dot ? "" : "/", dot ? "" : dirs[i]);
+			if (old) {
+				ROW(m == 0666 && (c.err == NULL || strstr(c.err, line) == NULL),
+				    "uid %u: the user's own default ACL, untouched, changed (a new file %04o) or was "
+				    "named: %s",
+				    (unsigned)uid, (unsigned)m, c.err ? c.err : "");
+				continue;
+			}
+			ROW(m == 0664, "uid %u: a file the host made in %s after the run is %04o, want 0664: %s",
+			    (unsigned)uid, dirs[i], (unsigned)m, c.err ? c.err : "");
+			ROW(c.err != NULL && strstr(c.err, line) != NULL, "uid %u: %s's default ACL was not named: %s",
+			    (unsigned)uid, dirs[i], c.err ? c.err : "");
+		}
+	}
+	tcase_free(&c);
+}
+
+static void test_default_acl_root(void)
+{
+	default_acl_case(0);
+}
+
+static void test_default_acl_user(void)
+{
+	default_acl_case(65534);
+}
+
 /* `sh -c script passavant` in a fresh ROOT/cN: its status, out, err. */
 static int pipeline(const char *script, char **out, char **err)
 {
@@ -577,6 +655,9 @@ TEST_REGISTRAR(register_sandbox_trees)
 	test_add(s, "round 47: world-writable FIFOs and sockets made in the session lose o+w too (root)",
 		 test_world_writable_odd_root);
 	test_add(s, "round 47: the same as an ordinary user (uid 65534)", test_world_writable_odd_user);
+	test_add(s, "round 47: a default ACL granting o+w set in the session loses that bit (root)",
+		 test_default_acl_root);
+	test_add(s, "round 47: the same as an ordinary user (uid 65534)", test_default_acl_user);
 	s = test_suite("sandbox_pipes", suite_init, suite_cleanup);
 	test_add(s, "round 46: a standard input pipe other processes read: copied, nothing written into it, nothing "
 		    "read ahead",
