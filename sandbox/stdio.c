@@ -550,8 +550,12 @@ static int proc_ids(pid_t pid, pid_t *ppid, pid_t *sid)
  * (another user's: a `sudo` in the pipeline, or one of its own made
  * non-dumpable), may hold a pipe passavant was given: it, or one of its
  * ancestors, is in passavant's session (sudo with use_pty starts the
- * command in a session of its own, below sudo in the caller's). Its
- * stat not readable (hidepid=1): true, fail closed; gone: false.
+ * command in a session of its own, below sudo in the caller's). One of
+ * passavant's own ancestors counts too: a root loop that reads the pipe
+ * and runs passavant through `su` holds it. The cost: under an
+ * interactive `su USER` (the root su in the session) every pipe at fds
+ * 0-2 is copied. Its stat not readable (hidepid=1): true, fail closed;
+ * gone: false.
  */
 static bool near_session(pid_t pid, pid_t sid)
 {
