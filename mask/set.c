@@ -451,7 +451,7 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 
 	if (page <= 0)
 		page = 4096;
-	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 6, 16) ||
+	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 12, 16) ||
 	    !layout_add(&off, &l->node, nnodes, sizeof(struct mask_node)) ||
 	    !layout_add(&off, &l->edge_child, nnodes, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->first_child, nnodes, sizeof(uint32_t)) ||
@@ -572,10 +572,10 @@ static void trie_finish(mask_set_t *set, const uint32_t *first_child, const uint
  * lookups share a bit: a superset of the prefixes (a bucket mixes the
  * nibbles of its prefixes), so skip_cand() still confirms each candidate.
  */
-static void teddy_add(mask_set_t *set, unsigned a, unsigned b, unsigned c, unsigned nfixed,
+static void teddy_add(__m128i *tables, unsigned a, unsigned b, unsigned c, unsigned nfixed,
 		      unsigned k)
 {
-	unsigned char *t = (unsigned char *)set->teddy; /* lo1 hi1 lo2 hi2 lo3 hi3 */
+	unsigned char *t = (unsigned char *)tables; /* lo1 hi1 lo2 hi2 lo3 hi3 */
 	unsigned char bit = (unsigned char)(1u << (k % 8));
 
 	t[a & 15] |= bit;
@@ -597,7 +597,19 @@ static void teddy_add(mask_set_t *set, unsigned a, unsigned b, unsigned c, unsig
  * distinct 2-byte prefix gets the next of the 8 buckets (round robin),
  * with the third bytes that follow it in some pattern; a pattern of one
  * or two bytes leaves the bytes after it free.
+ *
+ * nul_split: the NUL prefixes go to wteddy instead, the tables
+ * skip_nul_blocks() (stream.c) runs on the blocks that hold a NUL:
+ * buckets 0-3 for those with the NUL second (little-endian forms),
+ * 4-7 for those beginning with it, spread by their bytes. Their NUL
+ * bytes have fixed nibbles (0, 0), so a lane passes a NUL pattern's
+ * bucket only with the NUL in its place.
  */
+static void teddy_nul_add(mask_set_t *set, unsigned a, unsigned b, unsigned c, unsigned nfixed)
+{
+	teddy_add(set->wteddy, a, b, c, nfixed, (a == 0 ? 4u : 0u) + ((a | b) + c) % 4);
+}
+
 static void teddy_build(mask_set_t *set)
 {
 	const struct mask_node *n0 = &set->node[0];
@@ -625,23 +637,28 @@ static void teddy_build(mask_set_t *set)
 		unsigned a = set->edge_byte[e1];
 		const struct mask_node *n1 = &set->node[set->edge_child[e1]];
 
-		/* nul_split: the NUL patterns are no lane's (skip_next()) */
-		if (set->nul_split && a == 0)
-			continue;
-		if (n1->pat != 0)
-			teddy_add(set, a, 0, 0, 1, nbk == 6 && a == 0 ? 6 : nb++ % nbk);
+		/* nul_split: the NUL patterns are no lane's here (wteddy) */
+		if (set->nul_split && a == 0 && n1->pat != 0)
+			teddy_nul_add(set, 0, 0, 0, 1);
+		else if (n1->pat != 0)
+			teddy_add(set->teddy, a, 0, 0, 1, nbk == 6 && a == 0 ? 6 : nb++ % nbk);
 		for (uint32_t e2 = n1->edge0; e2 < n1->edge0 + n1->nedges; e2++) {
 			unsigned b = set->edge_byte[e2];
 			const struct mask_node *n2 = &set->node[set->edge_child[e2]];
 			unsigned k;
 
-			if (set->nul_split && b == 0)
+			if (set->nul_split && (a == 0 || b == 0)) {
+				if (n2->pat != 0)
+					teddy_nul_add(set, a, b, 0, 2);
+				for (uint32_t e3 = n2->edge0; e3 < n2->edge0 + n2->nedges; e3++)
+					teddy_nul_add(set, a, b, set->edge_byte[e3], 3);
 				continue;
+			}
 			k = nbk == 6 && a == 0 ? 6 : nbk == 6 && b == 0 ? 7 : nb++ % nbk;
 			if (n2->pat != 0)
-				teddy_add(set, a, b, 0, 2, k);
+				teddy_add(set->teddy, a, b, 0, 2, k);
 			for (uint32_t e3 = n2->edge0; e3 < n2->edge0 + n2->nedges; e3++)
-				teddy_add(set, a, b, set->edge_byte[e3], 3, k);
+				teddy_add(set->teddy, a, b, set->edge_byte[e3], 3, k);
 		}
 	}
 }
@@ -883,6 +900,7 @@ static void arena_place(mask_set_t *set, const struct arena_layout *l)
 	set->first_vec = (__m128i *)(void *)(a + l->vec);
 	set->second_vec = set->first_vec + SKIP_VEC_MAX;
 	set->teddy = set->first_vec + 2 * SKIP_VEC_MAX;
+	set->wteddy = set->teddy + 6;
 #endif
 	set->bytes = a + l->bytes;
 }

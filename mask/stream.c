@@ -856,14 +856,164 @@ static void gap_feed(mask_stream_t *st, uint32_t q, unsigned char c)
 		gap_record(st, g);
 }
 
-/* Bytes with no NUL after which skip_next() looks for the next with
- * memchr() again. */
-_Static_assert(NUL_LEAD == 1, "skip_next() looks one byte ahead");
+/* Bytes with no NUL after which nul_next() looks for the next with
+ * memchr() again (its byte loop). */
+_Static_assert(NUL_LEAD == 1, "nul_next() looks one byte ahead");
 #define SKIP_NUL_QUIET 1
 
-/* What skip_next() learnt of one segment: the next NUL at or after some
- * offset (valid while the scan has not passed it), and the first place
- * skip_root() stops at from some offset (valid while not passed). */
+/* Blocks with no NUL after which skip_nul_blocks() returns to memchr()
+ * (random binary data has a NUL every 256 bytes or so: going back at
+ * each block with none cost a memchr() call a NUL). */
+#define SKIP_NUL_QUIET_BLOCKS 4
+
+#ifdef HAVE_TEDDY
+/* The Teddy lanes of the NUL patterns' tables (set->wteddy) for the W
+ * bytes at x, y = x + 1, z = x + 2. */
+#define NUL_TEDDY(SH, AND, SRL, x, y, z)                                                       \
+	AND(AND(AND(SH(lo1, AND(x, nib)), SH(hi1, AND(SRL(x, 4), nib))),                          \
+		AND(SH(lo2, AND(y, nib)), SH(hi2, AND(SRL(y, 4), nib)))),                          \
+	    AND(SH(lo3, AND(z, nib)), SH(hi3, AND(SRL(z, 4), nib))))
+
+/*
+ * The first lane from *jp on, among the full 16-byte blocks of p[0..n)
+ * (a block at j needs p[j + 17]), at which a NUL pattern may start: the
+ * block holds a NUL in p[j..j+17) (a NUL pattern has one in its first
+ * NUL_LEAD + 1 bytes: a block with none holds no start), the lane passes
+ * the NUL patterns' Teddy tables and skip_cand(); n if none. Stops after
+ * SKIP_NUL_QUIET_BLOCKS blocks in a row with no NUL or at the last full
+ * block, *jp then where it stopped. Blocks with a NUL only pay for the
+ * nibble lookups: text with none never comes here (memchr() first).
+ */
+__attribute__((target("ssse3"))) static size_t skip_nul_blocks(const mask_set_t *set,
+								const unsigned char *p, size_t *jp,
+								size_t n)
+{
+	const __m128i lo1 = set->wteddy[0], hi1 = set->wteddy[1];
+	const __m128i lo2 = set->wteddy[2], hi2 = set->wteddy[3];
+	const __m128i lo3 = set->wteddy[4], hi3 = set->wteddy[5];
+	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+	size_t j = *jp;
+	unsigned quiet = 0;
+
+	for (; j + 18 <= n && quiet < SKIP_NUL_QUIET_BLOCKS; j += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + j));
+		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + j + 1));
+		__m128i z, r;
+		unsigned bits;
+		size_t c;
+
+		if (_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, zero), _mm_cmpeq_epi8(y, zero))) == 0) {
+			quiet++;
+			continue;
+		}
+		quiet = 0;
+		z = _mm_loadu_si128((const __m128i *)(const void *)(p + j + 2));
+		r = NUL_TEDDY(_mm_shuffle_epi8, _mm_and_si128, _mm_srli_epi16, x, y, z);
+		bits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffffu;
+		if (bits != 0 && (c = teddy_confirm(set, p, n, j, bits)) < n) {
+			*jp = j;
+			return c;
+		}
+	}
+	*jp = j;
+	return n;
+}
+
+/* skip_nul_blocks() with AVX2: 32 lanes per step (a block at j needs
+ * p[j + 33]). */
+__attribute__((target("avx2"))) static size_t skip_nul_blocks32(const mask_set_t *set,
+								 const unsigned char *p, size_t *jp,
+								 size_t n)
+{
+	const __m256i lo1 = _mm256_broadcastsi128_si256(set->wteddy[0]);
+	const __m256i hi1 = _mm256_broadcastsi128_si256(set->wteddy[1]);
+	const __m256i lo2 = _mm256_broadcastsi128_si256(set->wteddy[2]);
+	const __m256i hi2 = _mm256_broadcastsi128_si256(set->wteddy[3]);
+	const __m256i lo3 = _mm256_broadcastsi128_si256(set->wteddy[4]);
+	const __m256i hi3 = _mm256_broadcastsi128_si256(set->wteddy[5]);
+	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+	size_t j = *jp;
+	unsigned quiet = 0;
+
+	for (; j + 34 <= n && quiet < SKIP_NUL_QUIET_BLOCKS; j += 32) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + j));
+		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + j + 1));
+		__m256i z, r;
+		uint32_t bits;
+		size_t c;
+
+		if (_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(x, zero),
+							 _mm256_cmpeq_epi8(y, zero))) == 0) {
+			quiet++;
+			continue;
+		}
+		quiet = 0;
+		z = _mm256_loadu_si256((const __m256i *)(const void *)(p + j + 2));
+		r = NUL_TEDDY(_mm256_shuffle_epi8, _mm256_and_si256, _mm256_srli_epi16, x, y, z);
+		bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
+		if (bits != 0 && (c = teddy_confirm(set, p, n, j, bits)) < n) {
+			*jp = j;
+			return c;
+		}
+	}
+	*jp = j;
+	return n;
+}
+#endif
+
+/*
+ * The first offset from j on (j < n) at which a NUL pattern may start,
+ * n if none. One of those has a NUL within NUL_LEAD bytes of its start,
+ * so it can start only NUL_LEAD bytes before a NUL or less, or that
+ * close to the end of the segment (its NUL may come in the next call:
+ * the automaton then holds back what it began, as ever). memchr() finds
+ * the next NUL; from NUL_LEAD bytes before it, the NUL patterns' Teddy
+ * tables filter 16 or 32 bytes at a time while the blocks hold NULs
+ * (skip_nul_blocks()); the last bytes, or every byte without SSSE3, go
+ * one by one (a NUL here or next, wfirst). Every candidate is confirmed
+ * with skip_cand(), whose bitmaps hold every pattern.
+ */
+static size_t nul_next(const mask_set_t *set, const unsigned char *seg, size_t j, size_t n)
+{
+	while (j < n) {
+		const unsigned char *hit = memchr(seg + j, 0, n - j);
+		/* no NUL left here: the last NUL_LEAD bytes may still begin one */
+		size_t nul = hit != NULL ? (size_t)(hit - seg) : n;
+		size_t from = nul >= NUL_LEAD ? nul - NUL_LEAD : 0;
+
+		if (from > j)
+			j = from;
+#ifdef HAVE_TEDDY
+		if (set->use_teddy) {
+			size_t c = n;
+
+			if (set->use_teddy32)
+				c = skip_nul_blocks32(set, seg, &j, n);
+			/* the 16-lane loop takes what is left of 32-byte steps */
+			if (c == n && (!set->use_teddy32 || j + 34 > n))
+				c = skip_nul_blocks(set, seg, &j, n);
+			if (c < n)
+				return c;
+		}
+#endif
+		/* Byte by byte while NULs keep coming, memchr() again after
+		 * SKIP_NUL_QUIET bytes with none. */
+		for (size_t quiet = 0; j < n && quiet <= SKIP_NUL_QUIET; j++) {
+			/* NUL_LEAD is 1: a NUL here or next */
+			bool near = j + 1 >= n || seg[j] == 0 || seg[j + 1] == 0;
+
+			quiet = seg[j] == 0 ? 0 : quiet + 1;
+			if (near && set->wfirst[seg[j]] && skip_cand(set, seg, j, n))
+				return j;
+		}
+	}
+	return n;
+}
+
+/* What skip_next() learnt of one segment: the first place a NUL pattern
+ * may start at or after some offset, and the first place skip_root()
+ * stops at from some offset (each valid while the scan has not passed
+ * it). */
 struct skip_memo {
 	size_t nul;
 	size_t text;
@@ -874,57 +1024,25 @@ struct skip_memo {
 /*
  * skip_root() for the scan at seg[i], i < n: the offset (i or later) at
  * which the automaton must go on. With nul_split (automaton.h), the
- * tables skip_root() runs on leave the NUL patterns out; one of those
- * has a NUL within NUL_LEAD bytes of its start, so it can start only
- * NUL_LEAD bytes before a NUL or less, or that close to the end of the
- * segment (its NUL may come in the next call: the automaton then holds
- * back what it began, as ever). Those few places are checked here
- * (wfirst, then skip_cand(), whose bitmaps hold every pattern); a span
- * with no NUL costs one memchr(). The memo makes each memchr() and
+ * tables skip_root() runs on leave the NUL patterns out: nul_next()
+ * finds where those may start. The memo makes each nul_next() and
  * skip_root() scan a byte once a segment however many stops come
  * between (UTF-16 text stops at many).
  */
 static size_t skip_next(const mask_set_t *set, const unsigned char *seg, size_t i, size_t n,
 			struct skip_memo *m)
 {
-	size_t j;
-
 	if (!set->nul_split)
 		return i + skip_root(set, seg + i, n - i);
 	if (!m->text_ok || m->text < i) {
 		m->text = i + skip_root(set, seg + i, n - i);
 		m->text_ok = true;
 	}
-	for (j = i; j < m->text;) {
-		size_t from;
-
-		if (!m->nul_ok || m->nul < j) {
-			const unsigned char *hit = memchr(seg + j, 0, n - j);
-
-			m->nul = hit != NULL ? (size_t)(hit - seg) : n;
-			m->nul_ok = true;
-		}
-		/* m->nul == n: no NUL left here; the last NUL_LEAD bytes may
-		 * still begin one */
-		from = m->nul >= NUL_LEAD ? m->nul - NUL_LEAD : 0;
-		if (from > j)
-			j = from;
-		/* From there byte by byte while NULs keep coming (UTF-16 text
-		 * has one every other byte: a memchr() each would cost more
-		 * than the bytes), memchr() again after SKIP_NUL_QUIET bytes
-		 * with none. */
-		for (size_t quiet = 0; j < m->text && j < n && quiet <= SKIP_NUL_QUIET; j++) {
-			/* NUL_LEAD is 1: a NUL here or next */
-			bool near = j + 1 >= n || seg[j] == 0 || seg[j + 1] == 0;
-
-			quiet = seg[j] == 0 ? 0 : quiet + 1;
-			if (near && set->wfirst[seg[j]] && skip_cand(set, seg, j, n))
-				return j;
-		}
-		if (j >= n)
-			break;
+	if (!m->nul_ok || m->nul < i) {
+		m->nul = nul_next(set, seg, i, n);
+		m->nul_ok = true;
 	}
-	return m->text;
+	return m->nul < m->text ? m->nul : m->text;
 }
 
 /*

@@ -3343,6 +3343,43 @@ static void test_wide_body(void)
 }
 
 /*
+ * The proxy of the query tests below: PV_HASH=val (envv: room for the
+ * variable, wiped by the caller) masked, swapped in headers and queries
+ * for 127.0.0.1. sent gets PV_HASH's sentinel from the session's env
+ * file, or "" when there is none of val's length.
+ */
+static void query_hash_start(struct px *p, const char *val, char *envv, size_t envsz, char *sent, size_t sentsz)
+{
+	char path[4200], *env;
+
+	snprintf(envv, envsz, "PV_HASH=%s", val);
+	CU_ASSERT_FATAL(px_start_env(p, envv,
+				     "network:\n"
+				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
+				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
+				     "credentials:\n"
+				     "  envVars:\n"
+				     "    - {name: PV_HASH, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query]}\n",
+				     dir) == 0);
+	snprintf(path, sizeof(path), "%s/env", p->t.session);
+	env = test_read_file(path, NULL);
+	sent[0] = '\0';
+	if (env == NULL || !test_env_export(env, "PV_HASH", sent, sentsz) || strlen(sent) != strlen(val))
+		sent[0] = '\0';
+	free(env);
+}
+
+/* GET target, sent as it is (python's raw socket), through p's proxy to
+ * the TLS upstream; *out: what came back. */
+static void query_rawget(struct px *p, char *target, char **out)
+{
+	char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p->t.addr, up.addr,
+			p->t.trust, target, NULL};
+
+	(void)runv(out, argv);
+}
+
+/*
  * Round 45: a real value holding a %XX escape (or a '#') swapped raw into
  * a request target: a server decodes the escape (and an echo of the query
  * hands back the value decoded, a form the re-masker does not know), or
@@ -3355,27 +3392,14 @@ static void test_wide_body(void)
  */
 static void test_query_url_raw(void)
 {
-	char val[64], envv[80], sent[64], enc[160], target[256], hdr[128], *out = NULL, *rec, *env, path[4200];
+	char val[64], envv[80], sent[64], enc[160], target[256], hdr[128], *out = NULL, *rec;
 	struct px p;
 	size_t mark, n = 0;
 
 	snprintf(val, sizeof(val), "hq_%.16s%%4A%.16s", tok_real + 4, tok_real + 20);
-	snprintf(envv, sizeof(envv), "PV_HASH=%s", val);
-	CU_ASSERT_FATAL(px_start_env(&p, envv,
-				     "network:\n"
-				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-				     "credentials:\n"
-				     "  envVars:\n"
-				     "    - {name: PV_HASH, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query]}\n",
-				     dir) == 0);
-	snprintf(path, sizeof(path), "%s/env", p.t.session);
-	env = test_read_file(path, NULL);
-	sent[0] = '\0';
-	ROW(test_env_export(env, "PV_HASH", sent, sizeof(sent)) && strlen(sent) == strlen(val) &&
-		    strchr(sent, '%') != NULL,
-	    "no PV_HASH sentinel with its '%%' in %s", path);
-	free(env);
+	query_hash_start(&p, val, envv, sizeof(envv), sent, sizeof(sent));
+	ROW(strlen(sent) == strlen(val) && strchr(sent, '%') != NULL,
+	    "no PV_HASH sentinel with its '%%' in the session's env file");
 	if (strlen(sent) == strlen(val)) {
 		for (size_t k = 0; sent[k] != '\0'; k++)
 			n += (size_t)(sent[k] == '#'   ? snprintf(enc + n, sizeof(enc) - n, "%%23")
@@ -3384,12 +3408,7 @@ static void test_query_url_raw(void)
 		/* raw: refused */
 		mark = test_file_size(rec_tls);
 		snprintf(target, sizeof(target), "/echo?k=%s&z=1", sent);
-		{
-			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
-					p.t.trust, target, NULL};
-
-			(void)runv(&out, argv);
-		}
+		query_rawget(&p, target, &out);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 403 ") != NULL && strstr(out, "stands unencoded") != NULL,
 		    "a raw sentinel whose value holds %%XX in the target was not refused: %.400s", test_nz(out));
 		free(out);
@@ -3400,12 +3419,7 @@ static void test_query_url_raw(void)
 		/* percent-encoded: swapped, the real value percent-encoded upstream */
 		mark = test_file_size(rec_tls);
 		snprintf(target, sizeof(target), "/echo?k=%s&z=2", enc);
-		{
-			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
-					p.t.trust, target, NULL};
-
-			(void)runv(&out, argv);
-		}
+		query_rawget(&p, target, &out);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 200 ") != NULL, "the percent-encoded sentinel: %.400s",
 		    test_nz(out));
 		free(out);
@@ -3453,27 +3467,14 @@ static void test_query_url_raw(void)
  */
 static void test_query_url_raw_mix(void)
 {
-	char val[80], envv[96], sent[80], target[320], form[240], want[240], *out = NULL, *rec, *env, path[4200];
+	char val[80], envv[96], sent[80], target[320], form[240], want[240], *out = NULL, *rec;
 	struct px p;
 	size_t mark;
 
 	snprintf(val, sizeof(val), "hq_%.16s%%4A%.16s/%.6s", tok_real + 4, tok_real + 20, tok_real + 8);
-	snprintf(envv, sizeof(envv), "PV_HASH=%s", val);
-	CU_ASSERT_FATAL(px_start_env(&p, envv,
-				     "network:\n"
-				     "  allowedDomains: [\"127.0.0.1\", \"localhost\"]\n"
-				     "  tlsTerminate:\n    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-				     "credentials:\n"
-				     "  envVars:\n"
-				     "    - {name: PV_HASH, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, query]}\n",
-				     dir) == 0);
-	snprintf(path, sizeof(path), "%s/env", p.t.session);
-	env = test_read_file(path, NULL);
-	sent[0] = '\0';
-	ROW(test_env_export(env, "PV_HASH", sent, sizeof(sent)) && strlen(sent) == strlen(val) &&
-		    strchr(sent, '%') != NULL && strchr(sent, '/') != NULL,
-	    "no PV_HASH sentinel with its '%%' and '/' in %s", path);
-	free(env);
+	query_hash_start(&p, val, envv, sizeof(envv), sent, sizeof(sent));
+	ROW(strlen(sent) == strlen(val) && strchr(sent, '%') != NULL && strchr(sent, '/') != NULL,
+	    "no PV_HASH sentinel with its '%%' and '/' in the session's env file");
 	/* Forms with the value's '%' raw: '/' escaped (upper, lower hex),
 	 * '/' and a letter escaped, the '%' raw after an escaped letter. */
 	for (int row = 0; row < 4 && strlen(sent) == strlen(val); row++) {
@@ -3489,12 +3490,7 @@ static void test_query_url_raw_mix(void)
 		}
 		mark = test_file_size(rec_tls);
 		snprintf(target, sizeof(target), "/echo?k=%s&z=%d", form, row);
-		{
-			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
-					p.t.trust, target, NULL};
-
-			(void)runv(&out, argv);
-		}
+		query_rawget(&p, target, &out);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 403 ") != NULL && strstr(out, "stands unencoded") != NULL,
 		    "row %d: a sentinel whose value holds %%XX, its '%%' raw in a percent form (%s), was not refused: "
 		    "%.400s",
@@ -3517,12 +3513,7 @@ static void test_query_url_raw_mix(void)
 			m += (size_t)snprintf(want + m, sizeof(want) - m, val[k] == '%' ? "%%25" : "%c", val[k]);
 		mark = test_file_size(rec_tls);
 		snprintf(target, sizeof(target), "/echo?k=%s&z=9", form);
-		{
-			char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "rawget", p.t.addr, up.addr,
-					p.t.trust, target, NULL};
-
-			(void)runv(&out, argv);
-		}
+		query_rawget(&p, target, &out);
 		ROW(out != NULL && strstr(out, "HTTP/1.1 200 ") != NULL, "its '%%' escaped: %.400s", test_nz(out));
 		free(out);
 		out = NULL;
