@@ -205,6 +205,8 @@ int h2_up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void 
 int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const uint8_t *data, size_t len,
 	       void *user_data);
 int h2_up_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t code, void *user_data);
+/* Why len bytes of DATA cannot come on s now (RFC 9113 §8.1), or NULL. */
+const char *h2s_data_misplaced(const struct h2s *s, size_t len);
 
 /* ---- h2req.c ------------------------------------------------------------- */
 

@@ -675,12 +675,31 @@ int h2_up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void 
 	return 0;
 }
 
+/*
+ * Why len bytes of response DATA on s come where RFC 9113 §8.1 allows
+ * none, or NULL: before the final head (none yet, or only a 1xx: not
+ * scanned, they would go out after the head), after a head that ended
+ * the stream (a masked stream whose body the substituter does not take),
+ * or a byte of the body of a HEAD's answer, a 204, a 304.
+ */
+const char *h2s_data_misplaced(const struct h2s *s, size_t len)
+{
+	if (!s->resp_started)
+		return "before the response head";
+	if (s->mask != NULL && !s->mask_resp)
+		return "after a head that ended the stream";
+	if (len > 0 && (s->status == 204 || s->status == 304 || (s->method != NULL && strcmp(s->method, "HEAD") == 0)))
+		return "where its answer has no body";
+	return NULL;
+}
+
 /* Response DATA from the upstream: remasked into s->resp. */
 int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const uint8_t *data, size_t len,
 		   void *user_data)
 {
 	h2_t *h = user_data;
 	struct h2s *s = nghttp2_session_get_stream_user_data(session, stream_id);
+	const char *why;
 
 	(void)flags;
 	if (s == NULL || s->phase != H2S_FORWARD || !s->cl_open) {
@@ -693,22 +712,16 @@ int h2_up_data(nghttp2_session *session, uint8_t flags, int32_t stream_id, const
 		}
 		return 0;
 	}
-	if (!s->resp_started || (s->mask != NULL && !s->mask_resp) ||
-	    (len > 0 && (s->status == 204 || s->status == 304 || (s->method != NULL && strcmp(s->method, "HEAD") == 0)))) {
+	if ((why = h2s_data_misplaced(s, len)) != NULL) {
 		char w[512];
 
-		/* DATA where RFC 9113 §8.1 allows none: before the final head
-		 * (none yet, or only a 1xx: unscanned, it would go out after
-		 * the head), after a head that ended the stream, or a body of
-		 * a HEAD's answer, a 204, a 304. nghttp2's HTTP checks reset
-		 * such a stream; should they let it by (review46q), the proxy
-		 * refuses it too. */
+		/* nghttp2's HTTP checks reset such a stream; should they let
+		 * it by (review46q), the proxy refuses it too. */
 		(void)nghttp2_session_consume(session, stream_id, len);
 		s->bytes_down += len;
 		s->up_taken += len;
 		h2s_answer(s, 502, NULL, s->rule, "passavant: %s: the upstream %s sent DATA %s (RFC 9113 section 8.1)",
-			   h2s_what(s, w, sizeof(w)), h->c->up.peer,
-			   s->resp_started ? "where its answer has no body" : "before the response head");
+			   h2s_what(s, w, sizeof(w)), h->c->up.peer, why);
 		s->phase = H2S_ANSWERED;
 		return 0;
 	}
