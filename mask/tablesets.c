@@ -1271,20 +1271,44 @@ static size_t folded_add(mask_table_t *t, struct mask_pair *pairs, size_t n, uns
 	return n + 1;
 }
 
+/* s[0..len) with every %XX decoded and, plus, every '+' as a space (as
+ * a server reads a cookie or a form field) into out; its length. */
+static size_t pct_decoded(const char *s, size_t len, bool plus, unsigned char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int hi, lo;
+
+		if (s[i] == '%' && i + 2 < len && (hi = hex_digit((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = hex_digit((unsigned char)s[i + 2])) >= 0) {
+			out[o++] = (unsigned char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			out[o++] = plus && s[i] == '+' ? ' ' : (unsigned char)s[i];
+		}
+	}
+	return o;
+}
+
 /*
  * t->folded: every raw value folded (mask_fold(): ASCII lower-cased,
  * the four wide forms that fold to ASCII letters as those), once (two
  * values differing only in case are one pattern), and every piece of a
  * value a form reader splits (value_pieces(): round 41, review40a; the
  * remask swaps a piece echoed as it was, and the rest of the value with
- * its case changed no longer matches it whole). The folded copies live
+ * its case changed no longer matches it whole), and a value holding a
+ * %XX escape (url_raw) with its escapes decoded, '+' as it is and as a
+ * space (round 47, attack47p: injected raw into a Cookie or a form body,
+ * a server decodes it and an echo hands it back, a form the remask
+ * cannot map to its sentinel's: found, the response is cut). The folded copies live
  * in a buffer wiped and freed here; the set keeps its own in its arena.
  * t->folded_rawmax: the most input bytes a pattern's match may take
  * (mask_fold_rawmax()). 0 or -1.
  */
 static int build_folded(mask_table_t *t)
 {
-	size_t npat = t->nvalues * (1 + PIECES_MAX + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
+	size_t npat = t->nvalues * (3 + PIECES_MAX + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
 	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
 	size_t total = 0, off = 0, n = 0, wsum = 0;
@@ -1303,9 +1327,10 @@ static int build_folded(mask_table_t *t)
 		if (tv->wide)
 			wsum += WIDE_FOLD_WEIGHT * tv->len;
 	}
-	/* A value, and its pieces: at most twice its length; its wide forms. */
+	/* A value, and its pieces: at most twice its length; its two decoded
+	 * forms (url_raw); its wide forms. */
 	for (size_t v = 0; v < t->nvalues; v++)
-		total += t->value[v].len <= FOLD_VALUE_MAX ? 3 * t->value[v].len : 0;
+		total += t->value[v].len <= FOLD_VALUE_MAX ? (t->value[v].url_raw ? 5 : 3) * t->value[v].len : 0;
 	total += wsum;
 	low = malloc(total + 1);
 	if (pairs == NULL || t->folded_value == NULL || low == NULL)
@@ -1322,6 +1347,9 @@ static int build_folded(mask_table_t *t)
 		for (size_t k = 0; k < np; k++)
 			n = folded_add(t, pairs, n, low, &off,
 				       mask_fold(low + off, tv->real + pc[k].off, pc[k].len), v);
+		for (int plus = 0; tv->url_raw && plus < 2; plus++)
+			n = folded_add(t, pairs, n, low, &off,
+				       mask_fold(low + off, low + off, pct_decoded(tv->real, len, plus, low + off)), v);
 		/* Its wide forms, in the pieces form_wide() cuts (NULs stay,
 		 * A-Z are lower-cased). UTF-32's too (perf46m): the fold then
 		 * holds back up to 4 bytes a value byte (a close-delimited
