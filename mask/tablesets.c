@@ -1291,24 +1291,69 @@ static size_t pct_decoded(const char *s, size_t len, bool plus, unsigned char *o
 	return o;
 }
 
+/* The fewest bytes of a value an edge form keeps, and the longest value
+ * that gets edge and decoded forms (value_edges(): a PEM key's lines are
+ * no cookie's; the folded set keeps within the sets' bound). */
+#define EDGE_MIN_BYTES 8
+#define EDGE_VALUE_MAX 1024
+/* The most edge slices of a value (3 starts by 3 ends) and the forms of
+ * each (raw, %XX decoded, also '+' as a space). */
+#define EDGE_SLICES_MAX 9
+#define EDGE_FORMS_MAX (3 * EDGE_SLICES_MAX)
+
+/*
+ * Where the bytes a decoder reads with the client's own may leave a
+ * value (round 47, attack47p): injected raw into a cookie or a form
+ * field, "%" or "%H" written just before its sentinel takes its first
+ * two or one byte into an escape when they are hex digits, and bytes
+ * just after it complete a '%' or '%H' it ends with; the server decodes
+ * that escape into one byte and an echo hands back the rest as it is.
+ * from[0..nf) and to[0..nt) (from[0] = 0, to[0] = len); returns nf, 0
+ * for a value over EDGE_VALUE_MAX bytes (none).
+ */
+static size_t value_edges(const char *v, size_t len, size_t from[3], size_t to[3], size_t *nt)
+{
+	size_t nf = 1;
+
+	from[0] = 0;
+	to[0] = len;
+	*nt = 1;
+	if (len > EDGE_VALUE_MAX)
+		return 0;
+	if (len < EDGE_MIN_BYTES + 2)
+		return nf;
+	if (hex_digit((unsigned char)v[0]) >= 0) {
+		from[nf++] = 1;
+		if (hex_digit((unsigned char)v[1]) >= 0)
+			from[nf++] = 2;
+	}
+	if (v[len - 1] == '%')
+		to[(*nt)++] = len - 1;
+	else if (v[len - 2] == '%' && hex_digit((unsigned char)v[len - 1]) >= 0)
+		to[(*nt)++] = len - 2;
+	return nf;
+}
+
 /*
  * t->folded: every raw value folded (mask_fold(): ASCII lower-cased,
  * the four wide forms that fold to ASCII letters as those), once (two
  * values differing only in case are one pattern), and every piece of a
  * value a form reader splits (value_pieces(): round 41, review40a; the
  * remask swaps a piece echoed as it was, and the rest of the value with
- * its case changed no longer matches it whole), and a value holding a
- * %XX escape (url_raw) with its escapes decoded, '+' as it is and as a
- * space (round 47, attack47p: injected raw into a Cookie or a form body,
- * a server decodes it and an echo hands it back, a form the remask
- * cannot map to its sentinel's: found, the response is cut). The folded copies live
+ * its case changed no longer matches it whole), and a value with its
+ * %XX escapes decoded ('+' as it is and as a space), whole and less the
+ * bytes at its ends a client's escape may take (value_edges()), those
+ * raw too (round 47, attack47p: injected raw into a Cookie or a form
+ * body, a server decodes it and an echo hands it back, a form the
+ * remask cannot map to its sentinel's: found, the response is cut).
+ * The folded copies live
  * in a buffer wiped and freed here; the set keeps its own in its arena.
  * t->folded_rawmax: the most input bytes a pattern's match may take
  * (mask_fold_rawmax()). 0 or -1.
  */
 static int build_folded(mask_table_t *t)
 {
-	size_t npat = t->nvalues * (3 + PIECES_MAX + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
+	size_t npat = t->nvalues * (1 + PIECES_MAX + EDGE_FORMS_MAX + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
 	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
 	size_t total = 0, off = 0, n = 0, wsum = 0;
@@ -1327,10 +1372,13 @@ static int build_folded(mask_table_t *t)
 		if (tv->wide)
 			wsum += WIDE_FOLD_WEIGHT * tv->len;
 	}
-	/* A value, and its pieces: at most twice its length; its two decoded
-	 * forms (url_raw); its wide forms. */
-	for (size_t v = 0; v < t->nvalues; v++)
-		total += t->value[v].len <= FOLD_VALUE_MAX ? (t->value[v].url_raw ? 5 : 3) * t->value[v].len : 0;
+	/* A value, and its pieces: at most twice its length; its edge and
+	 * decoded forms, three a slice; its wide forms. */
+	for (size_t v = 0; v < t->nvalues; v++) {
+		size_t from[3], to[3], nt, nf = value_edges(t->value[v].real, t->value[v].len, from, to, &nt);
+
+		total += t->value[v].len <= FOLD_VALUE_MAX ? (3 + 3 * nf * nt) * t->value[v].len : 0;
+	}
 	total += wsum;
 	low = malloc(total + 1);
 	if (pairs == NULL || t->folded_value == NULL || low == NULL)
@@ -1338,7 +1386,7 @@ static int build_folded(mask_table_t *t)
 	for (size_t v = 0; v < t->nvalues; v++) {
 		const struct tvalue *tv = &t->value[v];
 		struct piece pc[PIECES_MAX];
-		size_t np, len = tv->len;
+		size_t np, len = tv->len, from[3], to[3], nt, nf;
 
 		if (len == 0 || len > FOLD_VALUE_MAX)
 			continue;
@@ -1347,9 +1395,18 @@ static int build_folded(mask_table_t *t)
 		for (size_t k = 0; k < np; k++)
 			n = folded_add(t, pairs, n, low, &off,
 				       mask_fold(low + off, tv->real + pc[k].off, pc[k].len), v);
-		for (int plus = 0; tv->url_raw && plus < 2; plus++)
-			n = folded_add(t, pairs, n, low, &off,
-				       mask_fold(low + off, low + off, pct_decoded(tv->real, len, plus, low + off)), v);
+		nf = value_edges(tv->real, len, from, to, &nt);
+		for (size_t i = 0; i < nf; i++)
+			for (size_t j = 0; j < nt; j++) {
+				const char *e = tv->real + from[i];
+				size_t el = to[j] - from[i];
+
+				if (i + j > 0)
+					n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, e, el), v);
+				for (int plus = 0; plus < 2; plus++)
+					n = folded_add(t, pairs, n, low, &off,
+						       mask_fold(low + off, low + off, pct_decoded(e, el, plus, low + off)), v);
+			}
 		/* Its wide forms, in the pieces form_wide() cuts (NULs stay,
 		 * A-Z are lower-cased). UTF-32's too (perf46m): the fold then
 		 * holds back up to 4 bytes a value byte (a close-delimited
