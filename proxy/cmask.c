@@ -549,17 +549,31 @@ bool cmask_digest_field(const char *name, size_t len)
 	static const char *const words[] = {"digest", "checksum", "hash", "md5", "sha1", "sha2", "sha3",
 					    "sha-", "sha5", "crc32", "crc64"};
 
+	/* The name lower-cased once, then one memmem() a word: a
+	 * strncasecmp() at every offset for every word was some 150 libc
+	 * calls a field, 3.6% of a masking proxy's CPU (round 47). A name
+	 * longer than the buffer (no client sends one; llhttp takes any) is
+	 * looked at in overlapping windows. */
+	char low[128];
+
 	if (name_is(name, len, "etag") || name_is(name, len, "x-linked-etag"))
 		return false;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (name_is(name, len, names[i]))
 			return true;
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-		size_t w = strlen(words[i]);
+	for (size_t at = 0; at == 0 || at + 16 < len; at += sizeof(low) - 16) {
+		size_t n = len - at < sizeof(low) ? len - at : sizeof(low);
 
-		for (size_t at = 0; at + w <= len; at++)
-			if (strncasecmp(name + at, words[i], w) == 0)
+		for (size_t k = 0; k < n; k++) {
+			unsigned char c = (unsigned char)name[at + k];
+
+			low[k] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+		}
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (memmem(low, n, words[i], strlen(words[i])) != NULL)
 				return true;
+		if (len - at <= sizeof(low))
+			break;
 	}
 	return false;
 }

@@ -5,6 +5,7 @@
  * memory.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -105,6 +106,60 @@ static void test_wipe_socket_output(void)
 	event_base_free(base);
 }
 
+/* Whether name[0..len) holds word, ASCII case folded, at any offset. */
+static bool holds_word(const char *name, size_t len, const char *word)
+{
+	size_t w = strlen(word);
+
+	for (size_t at = 0; at + w <= len; at++) {
+		size_t k = 0;
+
+		while (k < w && (name[at + k] | 0x20) == word[k] && name[at + k] != 0)
+			k++;
+		if (k == w)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Round 47: cmask_digest_field() lower-cases the name into a buffer of
+ * 128 bytes and looks at longer names in overlapping windows. Each word
+ * of the family, in either case, at every offset of a name of up to 300
+ * bytes (across each window's edge), is found; names that hold none are
+ * not (a window that drops the word's last bytes fails here).
+ */
+static void test_digest_field_windows(void)
+{
+	static const char *const words[] = {"digest", "checksum", "hash", "md5", "sha1", "sha2", "sha3",
+					    "sha-", "sha5", "crc32", "crc64"};
+	char name[300];
+	unsigned bad = 0;
+
+	for (size_t len = 0; len <= sizeof(name); len += len < 140 ? 1 : 7) {
+		memset(name, 'x', sizeof(name));
+		if (cmask_digest_field(name, len))
+			bad++;
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+			size_t w = strlen(words[i]);
+
+			for (size_t at = 0; at + w <= len; at++) {
+				memset(name, 'x', sizeof(name));
+				for (size_t k = 0; k < w; k++)
+					name[at + k] = (char)(at % 2 != 0 && words[i][k] >= 'a' ? words[i][k] - 32
+											 : words[i][k]);
+				if (!cmask_digest_field(name, len) || !holds_word(name, len, words[i]))
+					bad++;
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(!cmask_digest_field("ETag", 4));
+	CU_ASSERT(!cmask_digest_field("Content-Type", 12));
+	CU_ASSERT(cmask_digest_field("Docker-Content-Digest", 21));
+	CU_ASSERT(!cmask_digest_field("X-Digest", 3)); /* its length, not its NUL */
+}
+
 TEST_REGISTRAR(proxy_cmask_suite)
 {
 	CU_pSuite s = test_suite("proxy_cmask", NULL, NULL);
@@ -113,4 +168,6 @@ TEST_REGISTRAR(proxy_cmask_suite)
 	test_add(s, "wipe: owned chains of any size, the buffer stays usable", test_wipe_owned_chains);
 	test_add(s, "wipe: a socket bufferevent's output, its front frozen, ends empty and zeroed",
 		 test_wipe_socket_output);
+	test_add(s, "digest fields: each word at every offset, across the lower-casing windows",
+		 test_digest_field_windows);
 }
