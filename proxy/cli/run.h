@@ -115,4 +115,9 @@ unsigned long run_git_check(struct run *run, const struct strv *roots, const str
  */
 void run_report_hold(struct run *run, const char *line, size_t len) NONNULL(1, 2);
 
+/* s with every byte that is not printable ASCII written as \xNN, whole
+ * (no cut), in a new string the caller frees; NULL out of memory. For a
+ * path the command may have chosen a part of, in a line of ours. */
+char *run_shown(const char *s) NONNULL(1) WUNRES;
+
 #endif

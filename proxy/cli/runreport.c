@@ -40,6 +40,18 @@ static void put_sanitized(char *out, size_t cap, size_t *n, const char *s, size_
 	}
 }
 
+char *run_shown(const char *s)
+{
+	size_t len = strlen(s), cap = 4 * len + 6, n = 0;
+	char *out = malloc(cap);
+
+	if (out == NULL)
+		return NULL;
+	put_sanitized(out, cap, &n, s, len);
+	out[n] = '\0';
+	return out;
+}
+
 static void put_str(char *out, size_t cap, size_t *n, const char *s)
 {
 	put_sanitized(out, cap, n, s, strlen(s));

@@ -330,6 +330,22 @@ static bool mark_root(const char *path, char *out, size_t len)
 #define UNCHECKED_FIND_DEPTH 8
 
 /*
+ * The line naming a killed session's tree found moved (round 47: with
+ * run_shown()'s \xNN, whole): tree is made of names found below one of
+ * ours, which that session's command may have chosen (a terminal's
+ * escapes, a title or a colour, sent to the user's terminal raw before).
+ */
+static void moved_line(const char *tree, const char *root)
+{
+	char *t = run_shown(tree), *r = run_shown(root);
+
+	fprintf(stderr, "passavant: %s is the directory an earlier session ran in as %s (moved since)\n",
+		t != NULL ? t : "(a directory)", r != NULL ? r : "(its path)");
+	free(t);
+	free(r);
+}
+
+/*
  * Whether the directory fd (its path in path, PATH_MAX bytes, extended in
  * place) holds, at most depth levels below it, the tree a mark names
  * (dev, ino, not born after since: same_tree()); path is then its path.
@@ -425,8 +441,7 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 			if (same_tree(roots->v[i], dev, ino, &t)) {
 				ours = true;
 				tree = roots->v[i];
-				fprintf(stderr, "passavant: %s is the directory an earlier session ran in as %s (moved since)\n",
-					tree, root);
+				moved_line(tree, root);
 			}
 		/* Moved below one of ours (round 41): found by its device and
 		 * inode, as deep as UNCHECKED_FIND_DEPTH. */
@@ -441,18 +456,20 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 			if (find_below(fd, below, dev, ino, &t, UNCHECKED_FIND_DEPTH, &budget)) {
 				ours = true;
 				tree = below;
-				fprintf(stderr, "passavant: %s is the directory an earlier session ran in as %s (moved since)\n",
-					tree, root);
+				moved_line(tree, root);
 			}
 		}
 		if (!ours) {
 			if (other) {
+				char *r = run_shown(root);
+
 				fprintf(stderr,
 					"passavant: a session in %s ended without its check after the run (passavant was "
 					"killed), but %s is now another directory (the one it ran in was removed or moved "
 					"since): not checked; if it was moved, look there for what the session may have "
 					"planted (nested editor or agent settings, hooks of repositories it made)\n",
-					root, root);
+					r != NULL ? r : "(a directory)", r != NULL ? r : "its path");
+				free(r);
 				if (unlink(path) < 0 && errno != ENOENT)
 					log_warn("cannot remove %s", path);
 			}
@@ -471,17 +488,19 @@ void run_unchecked_check(struct run *run, const struct strv *roots)
 	}
 	(void)closedir(d);
 	if (any) {
-		char when[64];
+		char when[64], *shown = run_shown(old.v[0]);
 		struct tm tm;
 
 		if (localtime_r(&first.tv_sec, &tm) == NULL || strftime(when, sizeof(when), "%F %T", &tm) == 0)
 			snprintf(when, sizeof(when), "%lld", (long long)first.tv_sec);
+
 		fprintf(stderr,
 			"passavant: a session started %s in %s%s ended without its check after the run "
 			"(passavant was killed: kill -9, a timeout, the OOM killer); checking what changed there "
 			"since then now, before the command (what you changed on the host since then is "
 			"checked too; each file moved aside is named)\n",
-			when, old.v[0], old.n > 1 ? " (and other writable trees)" : "");
+			when, shown != NULL ? shown : "a writable tree", old.n > 1 ? " (and other writable trees)" : "");
+		free(shown);
 		/* Files left in place or unread: a failure the caller sees,
 		 * as after this session's own check (its line says the
 		 * status is not 0). */

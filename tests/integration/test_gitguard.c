@@ -1899,6 +1899,10 @@ static void test_killed_session_moved_tree(void)
  * below ANOTHER session's tree (work/t -> other/deep/t, the next session
  * in other/) was found only by a session in the moved tree itself: the
  * plant stayed. That session now finds it by device and inode.
+ * Round 47: the path it names is made of names found below that tree,
+ * which a command may have chosen (here a directory named with a
+ * terminal's title escape): shown as \xNN, not sent to the terminal
+ * (the lines were printed raw).
  */
 static void test_killed_session_moved_below(void)
 {
@@ -1908,14 +1912,16 @@ static void test_killed_session_moved_below(void)
 	SKIP_IF_NEEDED();
 	CU_ASSERT_FATAL(run_case(&c, NULL, NULL, NULL, "true", NULL) == 0);
 	snprintf(script, sizeof(script),
-		 "P='%s'; " KILL9_SH "kill9 t; "
-		 "mkdir -p other/deep && mv work/t other/deep/t; (cd other && \"$P\" run -- true) 2>t.err; "
-		 "echo t=$?; [ -e other/deep/t/sub/.vscode/tasks.json ] || echo below-checked; echo T:; cat t.err",
+		 "P='%s'; " KILL9_SH "kill9 t; d=$(printf 'other/de\\033]0;x\\007ep'); "
+		 "mkdir -p \"$d\" && mv work/t \"$d/t\"; (cd other && \"$P\" run -- true) 2>t.err; "
+		 "echo t=$?; [ -e \"$d/t/sub/.vscode/tasks.json\" ] || echo below-checked; echo T:; cat t.err",
 		 test_passavant_bin());
 	CU_ASSERT(host_sh(&c, c.dir, script, &c.host) == 0);
 	ROW(test_has(c.host, "killed-t=137") && test_has(c.host, "t=0") && test_has(c.host, "below-checked") &&
-		    test_has(c.host, "other/deep/t is the directory an earlier session ran in"),
+		    test_has(c.host, "other/de\\x1b]0;x\\x07ep/t is the directory an earlier session ran in"),
 	    "a killed session's tree moved below another session's tree was not checked there: %s", test_nz(c.host));
+	ROW(c.host != NULL && strchr(c.host, '\033') == NULL && strchr(c.host, '\007') == NULL,
+	    "a name of the killed session's tree reached the terminal with its escapes: %s", test_nz(c.host));
 	gcase_free(&c);
 }
 
