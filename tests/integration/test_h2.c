@@ -417,27 +417,14 @@ static const char *const names[] = {"127.0.0.1", "localhost", "h2.test", "grpc.t
 static struct test_proc *start_py(const char *script, char *const *args, unsigned *port)
 {
 	char *argv[72] = {TEST_ENV_CLEAN, PY, (char *)script};
-	char rest[128];
-	struct test_proc *p;
 	int n = 0;
-	const char *colon;
 
 	while (argv[n] != NULL)
 		n++;
 	for (size_t i = 0; args[i] != NULL && n < 70; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	p = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000);
-	if (p == NULL)
-		return NULL;
-	colon = strrchr(rest, ':');
-	*port = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-	if (*port == 0) {
-		fprintf(stderr, "h2: %s said 'listening on %s': no port\n", script, rest);
-		test_proc_free(p);
-		return NULL;
-	}
-	return p;
+	return test_listener_start(argv, script, port, 20000);
 }
 
 static int copy_tool(const char *name, char *dst)

@@ -90,11 +90,10 @@ static const char echo_py[] =
 static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", NULL};
-	char policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128];
+	char policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16];
 	char envv[96], envh[96], enve[96], a[17], b[17], c[17], d[17], e[17], f[17], path[4200];
 	char *wrap[] = {"env", envv, envh, enve, NULL};
 	char *argv[] = {TEST_ENV_CLEAN, PY, p_up, cert, key, NULL};
-	const char *colon;
 	char *env;
 	bool got;
 
@@ -108,14 +107,8 @@ static int fixtures_up(void)
 		return -1;
 	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
 	snprintf(key, sizeof(key), "%s/server.key", p_certs);
-	if ((up = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
+	if ((up = test_listener_start(argv, "pctecho", &upport, 20000)) == NULL)
 		return -1;
-	colon = strrchr(rest, ':');
-	upport = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-	if (upport == 0) {
-		fprintf(stderr, "pctecho: the upstream said 'listening on %s': no port\n", rest);
-		return -1;
-	}
 	if (test_random_alnum(a, 16) < 0 || test_random_alnum(b, 16) < 0 || test_random_alnum(c, 16) < 0 ||
 	    test_random_alnum(d, 16) < 0 || test_random_alnum(e, 16) < 0 || test_random_alnum(f, 16) < 0)
 		return -1;
@@ -164,11 +157,7 @@ static int suite_cleanup(void)
 
 	if (px.proc != NULL)
 		bad |= test_px_stop(&px) != 0;
-	if (up != NULL) {
-		(void)test_proc_stop(up, SIGTERM, 5000);
-		test_proc_free(up);
-		up = NULL;
-	}
+	test_listener_stop(&up);
 	if (root != NULL)
 		test_rmtree(root);
 	free(root);
@@ -183,15 +172,7 @@ static int suite_cleanup(void)
 
 static int suite_init(void)
 {
-	if (ready)
-		return 0;
-	if (fixtures_up() < 0) {
-		fprintf(stderr, "pctecho: the fixtures could not be set up (the lines above say why)\n");
-		(void)suite_cleanup();
-		return -1;
-	}
-	ready = true;
-	return 0;
+	return test_suite_fixtures(&ready, "pctecho", fixtures_up, suite_cleanup);
 }
 
 /* The output with the real value and its decoded form named, for a message. */
