@@ -158,6 +158,19 @@ static void test_digest_field_windows(void)
 	CU_ASSERT(!cmask_digest_field("Content-Type", 12));
 	CU_ASSERT(cmask_digest_field("Docker-Content-Digest", 21));
 	CU_ASSERT(!cmask_digest_field("X-Digest", 3)); /* its length, not its NUL */
+	/* The fields of round 46's list by name, which the words cover since
+	 * round 48 (the list is gone), and names near a word that hold none. */
+	static const char *const named[] = {
+		"Digest", "Content-Digest", "Repr-Digest", "Want-Digest", "Want-Content-Digest",
+		"Want-Repr-Digest", "Content-MD5", "x-goog-hash", "x-ms-content-md5", "x-ms-content-crc64",
+		"x-amz-content-sha256", "x-checksum-sha1", "X-Checksum-Sha256", "x-checksum-md5", "MD5", "sha-1"};
+	static const char *const near[] = {"Shake", "X-Sha", "md", "crc", "Dig", "CheckSun", "Hasp", "crc16",
+					   "sha0", "Cache-Control", "Set-Cookie", "Server", "Date", "Connection"};
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		CU_ASSERT(cmask_digest_field(named[i], strlen(named[i])));
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++)
+		CU_ASSERT(!cmask_digest_field(near[i], strlen(near[i])));
 }
 
 TEST_REGISTRAR(proxy_cmask_suite)
