@@ -63,6 +63,9 @@ struct mask_set {
 	size_t npairs;            /* pairs given by the caller */
 	size_t npats;             /* patterns: pairs plus percent forms */
 	size_t maxlen;            /* longest from_len */
+	size_t minlen;            /* shortest from_len (0: no pattern): a match
+				   * takes at least that many bytes, so shorter
+				   * text holds none (replace_once()) */
 	size_t gap_maxlen;        /* longest from_len of a gap pattern; 0: none */
 	size_t gap_max;           /* gap_budget(gap_maxlen): most gap bytes inside
 				   * one match; 0: no pattern may be found with gaps */

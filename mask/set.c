@@ -793,6 +793,8 @@ static void pat_store(mask_set_t *set, uint32_t k, const struct mask_pair *p, si
 	*boff += flen + tlen;
 	if (flen > set->maxlen)
 		set->maxlen = flen;
+	if (k == 0 || flen < set->minlen)
+		set->minlen = flen;
 	if (flen != tlen)
 		set->equal_len = false;
 }
