@@ -1296,10 +1296,27 @@ static size_t pct_decoded(const char *s, size_t len, bool plus, unsigned char *o
  * no cookie's; the folded set keeps within the sets' bound). */
 #define EDGE_MIN_BYTES 8
 #define EDGE_VALUE_MAX 1024
-/* The most edge slices of a value (3 starts by 3 ends) and the forms of
- * each (raw, %XX decoded, also '+' as a space). */
-#define EDGE_SLICES_MAX 9
+/* The most hex digits a bounded escape begun before a value takes of it
+ * (JSON's "\u" four), the most starts (the whole value, one byte, two to
+ * four hex digits, a run of decimal and one of hex digits) and ends. */
+#define EDGE_TAKE_MAX 4
+#define EDGE_FROM_MAX (EDGE_TAKE_MAX + 3)
+#define EDGE_TO_MAX 3
+/* The most edge slices of a value and the forms of each (raw, %XX
+ * decoded, also '+' as a space). */
+#define EDGE_SLICES_MAX (EDGE_FROM_MAX * EDGE_TO_MAX)
 #define EDGE_FORMS_MAX (3 * EDGE_SLICES_MAX)
+
+/* Adds k to from[0..*nf) unless it is there or leaves the value fewer
+ * than EDGE_MIN_BYTES bytes. */
+static void edge_from(size_t from[EDGE_FROM_MAX], size_t *nf, size_t k, size_t len)
+{
+	for (size_t i = 0; i < *nf; i++)
+		if (from[i] == k)
+			return;
+	if (k > 0 && len >= k + EDGE_MIN_BYTES && *nf < EDGE_FROM_MAX)
+		from[(*nf)++] = k;
+}
 
 /*
  * Where the bytes a decoder reads with the client's own may leave a
@@ -1308,12 +1325,20 @@ static size_t pct_decoded(const char *s, size_t len, bool plus, unsigned char *o
  * two or one byte into an escape when they are hex digits, and bytes
  * just after it complete a '%' or '%H' it ends with; the server decodes
  * that escape into one byte and an echo hands back the rest as it is.
+ * Round 48 (attack48p), the same family with the other decoders' escapes:
+ * a backslash takes the first byte whatever it is ("\n", "\t", "\b",
+ * "\f", "\r" in JSON, TOML, YAML, Python; the rest of "npm_...",
+ * "rk_live_...", "tskey-..." came back), "\u", "\u0", "\x", an octal
+ * "\ooo" up to four hex digits, an HTML "&#" or "&#x" reference (and C's
+ * "\x") every leading decimal or hex digit; a value ending in a backslash
+ * (or one up to four bytes from its end) or in '%'/'%H' loses its end.
  * from[0..nf) and to[0..nt) (from[0] = 0, to[0] = len); returns nf, 0
  * for a value over EDGE_VALUE_MAX bytes (none).
  */
-static size_t value_edges(const char *v, size_t len, size_t from[3], size_t to[3], size_t *nt)
+static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX], size_t to[EDGE_TO_MAX],
+			  size_t *nt)
 {
-	size_t nf = 1;
+	size_t nf = 1, dec = 0, hex = 0;
 
 	from[0] = 0;
 	to[0] = len;
@@ -1322,15 +1347,25 @@ static size_t value_edges(const char *v, size_t len, size_t from[3], size_t to[3
 		return 0;
 	if (len < EDGE_MIN_BYTES + 2)
 		return nf;
-	if (hex_digit((unsigned char)v[0]) >= 0) {
-		from[nf++] = 1;
-		if (hex_digit((unsigned char)v[1]) >= 0)
-			from[nf++] = 2;
-	}
+	edge_from(from, &nf, 1, len);
+	while (hex < len && hex_digit((unsigned char)v[hex]) >= 0)
+		hex++;
+	while (dec < len && v[dec] >= '0' && v[dec] <= '9')
+		dec++;
+	for (size_t k = 2; k <= EDGE_TAKE_MAX && k <= hex; k++)
+		edge_from(from, &nf, k, len);
+	edge_from(from, &nf, dec, len);
+	edge_from(from, &nf, hex, len);
 	if (v[len - 1] == '%')
 		to[(*nt)++] = len - 1;
 	else if (v[len - 2] == '%' && hex_digit((unsigned char)v[len - 1]) >= 0)
 		to[(*nt)++] = len - 2;
+	for (size_t k = 1; k <= EDGE_TAKE_MAX + 1; k++)
+		if (v[len - k] == '\\' && len - k >= EDGE_MIN_BYTES) {
+			if (to[*nt - 1] != len - k)
+				to[(*nt)++] = len - k;
+			break;
+		}
 	return nf;
 }
 
@@ -1375,7 +1410,8 @@ static int build_folded(mask_table_t *t)
 	/* A value, and its pieces: at most twice its length; its edge and
 	 * decoded forms, three a slice; its wide forms. */
 	for (size_t v = 0; v < t->nvalues; v++) {
-		size_t from[3], to[3], nt, nf = value_edges(t->value[v].real, t->value[v].len, from, to, &nt);
+		size_t from[EDGE_FROM_MAX], to[EDGE_TO_MAX], nt;
+		size_t nf = value_edges(t->value[v].real, t->value[v].len, from, to, &nt);
 
 		total += t->value[v].len <= FOLD_VALUE_MAX ? (3 + 3 * nf * nt) * t->value[v].len : 0;
 	}
@@ -1386,7 +1422,7 @@ static int build_folded(mask_table_t *t)
 	for (size_t v = 0; v < t->nvalues; v++) {
 		const struct tvalue *tv = &t->value[v];
 		struct piece pc[PIECES_MAX];
-		size_t np, len = tv->len, from[3], to[3], nt, nf;
+		size_t np, len = tv->len, from[EDGE_FROM_MAX], to[EDGE_TO_MAX], nt, nf;
 
 		if (len == 0 || len > FOLD_VALUE_MAX)
 			continue;
@@ -1401,6 +1437,8 @@ static int build_folded(mask_table_t *t)
 				const char *e = tv->real + from[i];
 				size_t el = to[j] - from[i];
 
+				if (i + j > 0 && to[j] < from[i] + EDGE_MIN_BYTES)
+					continue;
 				if (i + j > 0)
 					n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, e, el), v);
 				for (int plus = 0; plus < 2; plus++)

@@ -1044,7 +1044,7 @@ void conn_close(conn_t *c, const char *reason, bool is_error)
 	 * sees the body cut (no close_notify). */
 	if (c->mask != NULL && (cred = cmask_case_real(c->mask)) != NULL) {
 		(void)snprintf(casewhy, sizeof(casewhy),
-			       "the response from %s carries a real value of %s with its case changed (or its %%XX decoded): it cannot "
+			       "the response from %s carries a real value of %s with its case changed (or its %%XX decoded, or an escape at an end): it cannot "
 			       "be re-masked, so the response was cut",
 			       c->up.peer, cred);
 		reason = casewhy;

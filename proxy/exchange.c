@@ -234,7 +234,7 @@ static int write_response_head(conn_t *c, unsigned add, const char **cred)
 static enum step head_real_refused(conn_t *c, const char *cred)
 {
 	return conn_refuse(c, 502, NULL, "request", c->rule,
-			   "passavant: the response head from %s carries a real value of %s with its case changed (or its %%XX decoded) "
+			   "passavant: the response head from %s carries a real value of %s with its case changed (or its %%XX decoded, or an escape at an end) "
 			   "(in a field's name or value, or its status line): it cannot be re-masked, so the response is not "
 			   "passed on",
 			   c->up.peer, cred);

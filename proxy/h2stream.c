@@ -488,7 +488,7 @@ static void response_head(struct h2s *s, bool end_stream)
 		}
 		h2s_answer(s, 502, NULL, s->rule,
 			   "passavant: %s: a response header block from %s carries a real value of %s with its case changed "
-			   "(or its %%XX decoded) (in a field's name or value): it cannot be re-masked, so the response is "
+			   "(or its %%XX decoded, or an escape at an end) (in a field's name or value): it cannot be re-masked, so the response is "
 			   "not passed on",
 			   h2s_what(s, w, sizeof(w)), s->h->c->up.peer, cred);
 		return;
@@ -593,7 +593,7 @@ bool h2s_case_cut(struct h2s *s)
 
 	if (cred != NULL)
 		resp_cut(s,
-			 "the response body from %s carries a real value of %s with its case changed (or its %%XX decoded): it cannot be "
+			 "the response body from %s carries a real value of %s with its case changed (or its %%XX decoded, or an escape at an end): it cannot be "
 			 "re-masked, so the stream was reset",
 			 s->h->c->up.peer, cred);
 	else if (wide != NULL)
