@@ -1331,7 +1331,8 @@ static void edge_from(size_t from[EDGE_FROM_MAX], size_t *nf, size_t k, size_t l
  * "rk_live_...", "tskey-..." came back), "\u", "\u0", "\x", an octal
  * "\ooo" up to four hex digits, an HTML "&#" or "&#x" reference (and C's
  * "\x") every leading decimal or hex digit; a value ending in a backslash
- * (or one up to four bytes from its end) or in '%'/'%H' loses its end.
+ * (or one up to four bytes from its end), in '%'/'%H' or in quoted-
+ * printable's '='/'=H' (base64 padding: "=" + "4f" decodes) loses its end.
  * from[0..nf) and to[0..nt) (from[0] = 0, to[0] = len); returns nf, 0
  * for a value over EDGE_VALUE_MAX bytes (none).
  */
@@ -1356,9 +1357,9 @@ static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX],
 		edge_from(from, &nf, k, len);
 	edge_from(from, &nf, dec, len);
 	edge_from(from, &nf, hex, len);
-	if (v[len - 1] == '%')
+	if (v[len - 1] == '%' || v[len - 1] == '=')
 		to[(*nt)++] = len - 1;
-	else if (v[len - 2] == '%' && hex_digit((unsigned char)v[len - 1]) >= 0)
+	else if ((v[len - 2] == '%' || v[len - 2] == '=') && hex_digit((unsigned char)v[len - 1]) >= 0)
 		to[(*nt)++] = len - 2;
 	for (size_t k = 1; k <= EDGE_TAKE_MAX + 1; k++)
 		if (v[len - k] == '\\' && len - k >= EDGE_MIN_BYTES) {

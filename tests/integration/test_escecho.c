@@ -12,13 +12,15 @@
  * \u000a) holds the real value less those bytes as it is: no form the
  * re-masker knows. It must never reach the client (the response cut,
  * fail closed). An HTML reader's "&#" takes a value's whole leading run
- * of decimal digits. Before round 48 only the '%' escape's one or two
- * hex digits were such an edge.
+ * of decimal digits, a quoted-printable reader a base64 value's last
+ * '=' with the client's two hex digits after it. Before round 48 only
+ * the '%' escape's one or two hex digits were such an edge.
  *
- * Suite "escecho". One proxy (PV_NPM, PV_HEX4, PV_BSL, PV_DIG injected
- * into 127.0.0.1 in headers and bodies), an HTTP/1.1 TLS upstream
+ * Suite "escecho". One proxy (PV_NPM, PV_HEX4, PV_BSL, PV_DIG, PV_EQ
+ * injected into 127.0.0.1 in headers and bodies), an HTTP/1.1 TLS upstream
  * written here that reads a JSON body (Python's json) and echoes its
- * strings as text (an HTML body through html.unescape()), client curl
+ * strings as text (an HTML body through html.unescape(), a text/x-qp
+ * one through quopri.decodestring()), client curl
  * (HTTP/1.1 and HTTP/2 to the proxy's TLS). The tree lives under
  * /var/tmp.
  */
@@ -47,8 +49,8 @@ static unsigned upport;
 static struct test_px px;
 /* real values and sentinels: "npm_" + 36 letters and digits, "4f2a" +
  * 36 hex digits, 32 letters and digits + a backslash, "73915x" + 34
- * letters and digits */
-static char npmv[64], npms[64], hexv[64], hexs[64], bslv[64], bsls[64], digv[64], digs[64];
+ * letters and digits, 40 letters and digits + "=" (base64's padding) */
+static char npmv[64], npms[64], hexv[64], hexs[64], bslv[64], bsls[64], digv[64], digs[64], eqv[64], eqs[64];
 
 /*
  * An HTTP/1.1 TLS server: a POST's body read as JSON, each string value
@@ -57,7 +59,7 @@ static char npmv[64], npms[64], hexv[64], hexs[64], bslv[64], bsls[64], digv[64]
  * key. Prints "listening on 127.0.0.1:PORT".
  */
 static const char echo_py[] =
-	"import html, http.server, json, ssl, sys\n"
+	"import html, http.server, json, quopri, ssl, sys\n"
 	"class H(http.server.BaseHTTPRequestHandler):\n"
 	"    protocol_version = 'HTTP/1.1'\n"
 	"    def log_message(self, *a):\n"
@@ -65,7 +67,10 @@ static const char echo_py[] =
 	"    def do_POST(self):\n"
 	"        n = int(self.headers.get('content-length') or 0)\n"
 	"        body = self.rfile.read(n)\n"
-	"        if (self.headers.get('content-type') or '').startswith('text/html'):\n"
+	"        ct = self.headers.get('content-type') or ''\n"
+	"        if ct.startswith('text/x-qp'):\n"
+	"            out = b'qp:' + quopri.decodestring(body) + b'\\n'\n"
+	"        elif ct.startswith('text/html'):\n"
 	"            out = ('html:' + html.unescape(body.decode('latin-1')) + '\\n').encode('utf-8')\n"
 	"        else:\n"
 	"          try:\n"
@@ -105,8 +110,8 @@ static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", NULL};
 	char policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128];
-	char envn[96], envh[96], envb[96], envd[96], a[40], b[40], d[40], h[40], path[4200];
-	char *wrap[] = {"env", envn, envh, envb, envd, NULL};
+	char envn[96], envh[96], envb[96], envd[96], enve[96], a[40], b[40], d[40], e[48], h[40], path[4200];
+	char *wrap[] = {"env", envn, envh, envb, envd, enve, NULL};
 	char *argv[] = {TEST_ENV_CLEAN, PY, p_up, cert, key, NULL};
 	const char *colon;
 	char *env;
@@ -130,7 +135,7 @@ static int fixtures_up(void)
 		fprintf(stderr, "escecho: the upstream said 'listening on %s': no port\n", rest);
 		return -1;
 	}
-	if (test_random_alnum(a, 36) < 0 || test_random_alnum(b, 32) < 0 || test_random_alnum(d, 34) < 0 ||
+	if (test_random_alnum(a, 36) < 0 || test_random_alnum(b, 32) < 0 || test_random_alnum(d, 34) < 0 || test_random_alnum(e, 40) < 0 ||
 	    random_hex(h, 36) < 0)
 		return -1;
 	snprintf(npmv, sizeof(npmv), "npm_%s", a);
@@ -141,9 +146,12 @@ static int fixtures_up(void)
 	snprintf(envb, sizeof(envb), "PV_BSL=%s", bslv);
 	snprintf(digv, sizeof(digv), "73915x%s", d);
 	snprintf(envd, sizeof(envd), "PV_DIG=%s", digv);
+	snprintf(eqv, sizeof(eqv), "%s=", e);
+	snprintf(enve, sizeof(enve), "PV_EQ=%s", eqv);
 	explicit_bzero(a, sizeof(a));
 	explicit_bzero(b, sizeof(b));
 	explicit_bzero(d, sizeof(d));
+	explicit_bzero(e, sizeof(e));
 	explicit_bzero(h, sizeof(h));
 	snprintf(policy, sizeof(policy),
 		 "network:\n"
@@ -155,7 +163,8 @@ static int fixtures_up(void)
 		 "    - {name: PV_NPM, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
 		 "    - {name: PV_HEX4, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
 		 "    - {name: PV_BSL, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
-		 "    - {name: PV_DIG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n",
+		 "    - {name: PV_DIG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
+		 "    - {name: PV_EQ, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n",
 		 p_certs);
 	if (test_px_start(&px, root, wrap, policy) < 0)
 		return -1;
@@ -163,15 +172,17 @@ static int fixtures_up(void)
 	env = test_read_file(path, NULL);
 	got = env != NULL && test_env_export(env, "PV_NPM", npms, sizeof(npms)) &&
 	      test_env_export(env, "PV_HEX4", hexs, sizeof(hexs)) && test_env_export(env, "PV_BSL", bsls, sizeof(bsls)) &&
-	      test_env_export(env, "PV_DIG", digs, sizeof(digs));
+	      test_env_export(env, "PV_DIG", digs, sizeof(digs)) && test_env_export(env, "PV_EQ", eqs, sizeof(eqs));
 	free(env);
 	explicit_bzero(envn, sizeof(envn));
 	explicit_bzero(envh, sizeof(envh));
 	explicit_bzero(envb, sizeof(envb));
 	explicit_bzero(envd, sizeof(envd));
+	explicit_bzero(enve, sizeof(enve));
 	if (!got || strlen(npms) != strlen(npmv) || strlen(hexs) != strlen(hexv) || strlen(bsls) != strlen(bslv) ||
-	    strlen(digs) != strlen(digv)) {
-		fprintf(stderr, "escecho: no PV_NPM, PV_HEX4, PV_BSL or PV_DIG sentinel of its value's length in %s\n", path);
+	    strlen(digs) != strlen(digv) || strlen(eqs) != strlen(eqv)) {
+		fprintf(stderr, "escecho: no PV_NPM, PV_HEX4, PV_BSL, PV_DIG or PV_EQ sentinel of its value's length in %s\n",
+			path);
 		return -1;
 	}
 	return 0;
@@ -196,6 +207,7 @@ static int suite_cleanup(void)
 	explicit_bzero(hexv, sizeof(hexv));
 	explicit_bzero(bslv, sizeof(bslv));
 	explicit_bzero(digv, sizeof(digv));
+	explicit_bzero(eqv, sizeof(eqv));
 	ready = false;
 	return bad ? -1 : 0;
 }
@@ -267,15 +279,20 @@ static void test_escape_echo(void)
 	bool ok;
 
 	CU_ASSERT_FATAL(ready);
-	for (int r = 0; r < 5; r++)
+	for (int r = 0; r < 6; r++)
 		for (int h = 0; h < 2; h++) {
 			size_t mark = test_file_size(px.audit);
-			const char *cred = r == 0 ? "PV_NPM" : r == 3 ? "PV_BSL" : r == 4 ? "PV_DIG" : "PV_HEX4";
+			const char *cred = r == 0   ? "PV_NPM"
+					   : r == 3 ? "PV_BSL"
+					   : r == 4 ? "PV_DIG"
+					   : r == 5 ? "PV_EQ"
+						    : "PV_HEX4";
 			const char *what = r == 0   ? "'\\' + sentinel of npm_..."
 					   : r == 1 ? "'\\u' + sentinel of 4f2a..."
 					   : r == 2 ? "'\\u0' + sentinel of 4f2a..."
 					   : r == 3 ? "sentinel of ...\\ + 'n'"
-						    : "'&#' + sentinel of 73915x... (HTML)";
+					   : r == 4 ? "'&#' + sentinel of 73915x... (HTML)"
+						    : "sentinel of ...= + '4f' (quoted-printable)";
 
 			/* the rest the decoder leaves: all but the bytes it took */
 			if (r == 0)
@@ -286,8 +303,10 @@ static void test_escape_echo(void)
 				snprintf(rest, sizeof(rest), "%s", hexv + 3);
 			else if (r == 3)
 				snprintf(rest, sizeof(rest), "%.*s", (int)strlen(bslv) - 1, bslv);
-			else
+			else if (r == 4)
 				snprintf(rest, sizeof(rest), "%s", digv + 5);
+			else
+				snprintf(rest, sizeof(rest), "%.*s", (int)strlen(eqv) - 1, eqv);
 			if (r == 0)
 				snprintf(json, sizeof(json), "{\"a\":\"1\",\"v\":\"\\%s\"}", npms);
 			else if (r == 1)
@@ -296,9 +315,12 @@ static void test_escape_echo(void)
 				snprintf(json, sizeof(json), "{\"a\":\"1\",\"v\":\"\\u0%s\"}", hexs);
 			else if (r == 3)
 				snprintf(json, sizeof(json), "{\"a\":\"1\",\"v\":\"%sn\"}", bsls);
-			else
+			else if (r == 4)
 				snprintf(json, sizeof(json), "<p>&#%s</p>", digs);
-			(void)curl(https[h], r == 4 ? "text/html" : "application/json", json, &out);
+			else
+				snprintf(json, sizeof(json), "<p>%s4f</p>", eqs);
+			(void)curl(https[h], r == 4 ? "text/html" : r == 5 ? "text/x-qp" : "application/json", json,
+				   &out);
 			ok = out != NULL && strstr(out, "HTTP/") != NULL && strstr(out, rest) == NULL;
 			ROW(ok, "%s %s in the body: the rest of the real value of %s reached the client:\n%.600s",
 			    https[h], what, cred, red(out, rest));
@@ -319,26 +341,39 @@ static void test_escape_echo(void)
 		}
 }
 
-/* Controls: the sentinels alone in the JSON body come back re-masked
- * (the edge forms cut nothing the re-masker swapped whole), and a
- * backslash escape the client ends before the sentinel ("\n" + it) too. */
+/* Controls: the sentinels alone in a JSON body (PV_BSL's backslash
+ * escaped as JSON wants it) or an HTML body come back re-masked (the
+ * edge forms cut nothing the re-masker swapped whole), and after an
+ * escape the client ends before the sentinel ("\n" + it) too. */
 static void test_plain_echo(void)
 {
-	char h1[] = "--http1.1", json[240], want[120], *out = NULL;
+	char h1[] = "--http1.1", json[240], want[120], want2[120], *out = NULL;
 	bool ok;
 
 	CU_ASSERT_FATAL(ready);
-	for (int r = 0; r < 2; r++) {
+	for (int r = 0; r < 4; r++) {
 		if (r == 0)
 			snprintf(json, sizeof(json), "{\"n\":\"%s\",\"h\":\"%s\"}", npms, hexs);
-		else
+		else if (r == 1)
 			snprintf(json, sizeof(json), "{\"n\":\"\\n%s\",\"h\":\"x%s\"}", npms, hexs);
-		(void)curl(h1, "application/json", json, &out);
-		snprintf(want, sizeof(want), "json:n=%s%s", r == 0 ? "" : "\n", npms);
-		ok = out != NULL && strstr(out, want) != NULL && strstr(out, hexs) != NULL &&
-		     strstr(out, npmv + 1) == NULL && strstr(out, hexv + 4) == NULL;
+		else if (r == 2)
+			snprintf(json, sizeof(json), "{\"n\":\"%.*s\\\\\",\"h\":\"%s\"}", (int)strlen(bsls) - 1, bsls,
+				 digs);
+		else
+			snprintf(json, sizeof(json), "<p>%s %s</p>", digs, hexs);
+		(void)curl(h1, r == 3 ? "text/html" : "application/json", json, &out);
+		if (r < 2)
+			snprintf(want, sizeof(want), "json:n=%s%s", r == 0 ? "" : "\n", npms);
+		else if (r == 2)
+			snprintf(want, sizeof(want), "json:n=%s", bsls);
+		else
+			snprintf(want, sizeof(want), "html:<p>%s", digs);
+		snprintf(want2, sizeof(want2), "%s", r == 2 ? digs : hexs);
+		ok = out != NULL && strstr(out, want) != NULL && strstr(out, want2) != NULL &&
+		     strstr(out, npmv + 1) == NULL && strstr(out, hexv + 4) == NULL && strstr(out, digv + 5) == NULL;
 		(void)red(out, npmv + 1);
-		ROW(ok, "row %d: the sentinels in a JSON body did not come back re-masked:\n%.600s", r, red(out, hexv + 4));
+		(void)red(out, digv + 5);
+		ROW(ok, "row %d: the sentinels in the body did not come back re-masked:\n%.600s", r, red(out, hexv + 4));
 		free(out);
 		out = NULL;
 	}
@@ -350,5 +385,5 @@ TEST_REGISTRAR(escecho_suite)
 
 	test_add(s, "'\\', '\\u' or '\\u0' before, 'n' after a sentinel in a JSON body, echoed decoded: no rest comes",
 		 test_escape_echo);
-	test_add(s, "sentinels alone and after an escape in a JSON body, echoed: re-masked", test_plain_echo);
+	test_add(s, "sentinels alone and after an escape in a JSON or HTML body, echoed: re-masked", test_plain_echo);
 }
