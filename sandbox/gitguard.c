@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <grp.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <pwd.h>
@@ -751,11 +752,58 @@ static const char *ww_kind(uint32_t mode)
 	return "device node";
 }
 
-static void clear_world_writable(struct gg *g, int dfd, const char *name, const struct statx *sx)
+/*
+ * Round 48 (attack48s): whether the group gid may hold other users of
+ * the host than the one running passavant, so that its write bit is as
+ * good as o+w to them. Private only as a user private group is: its
+ * name is the user's own and it lists no other member (a group named
+ * so is nobody else's primary group by that convention). Not found, a
+ * lookup that fails, another name (`users`, a team's `devs` of a
+ * set-group-ID directory, `nogroup`): shared, fail closed. One gid
+ * remembered (the walk meets the user's own nearly always).
+ */
+static bool group_shared(struct gg *g, gid_t gid)
 {
-	char path[PATH_MAX], proc[64], why[256];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	size_t cap = 16384;
+	char *buf;
+	bool shared = true;
+
+	if (g->gshared >= 0 && g->gshared_gid == gid)
+		return g->gshared != 0;
+	buf = malloc(2 * cap);
+	if (buf != NULL && getpwuid_r(geteuid(), &pw, buf, cap, &pwp) == 0 && pwp != NULL &&
+	    getgrgid_r(gid, &gr, buf + cap, cap, &grp) == 0 && grp != NULL && strcmp(gr.gr_name, pw.pw_name) == 0) {
+		shared = false;
+		for (char **m = gr.gr_mem; m != NULL && *m != NULL; m++)
+			if (strcmp(*m, pw.pw_name) != 0)
+				shared = true;
+	}
+	free(buf);
+	g->gshared_gid = gid;
+	g->gshared = shared ? 1 : 0;
+	return shared;
+}
+
+/* The write bits of sx's mode that other users of the host hold: o+w,
+ * and g+w when its group is shared (group_shared()). */
+static mode_t ww_bits(struct gg *g, const struct statx *sx)
+{
+	mode_t bits = (mode_t)(sx->stx_mode & S_IWOTH);
+
+	if ((sx->stx_mode & S_IWGRP) != 0 && group_shared(g, (gid_t)sx->stx_gid))
+		bits |= S_IWGRP;
+	return bits;
+}
+
+static void clear_world_writable(struct gg *g, int dfd, const char *name, const struct statx *sx, mode_t bits)
+{
+	char path[PATH_MAX], proc[64], why[320];
 	struct sbx_git_finding f = {0};
-	mode_t mode = (mode_t)(sx->stx_mode & 07777) & (mode_t)~S_IWOTH;
+	mode_t mode = (mode_t)(sx->stx_mode & 07777) & (mode_t)~bits;
+	const char *what = (bits & S_IWOTH) == 0 ? "g+w" : (bits & S_IWGRP) != 0 ? "o+w and g+w" : "o+w";
+	char hint[64];
 	struct stat st;
 	int fd = -1;
 
@@ -763,9 +811,21 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 		(void)snprintf(path, sizeof(path), "%s", g->path);
 	else if (!gg_join(path, sizeof(path), g->path, name))
 		(void)snprintf(path, sizeof(path), "%.256s/...", g->path);
-	(void)snprintf(why, sizeof(why), "a world-writable %s made or changed in the session (other users of the host "
-		       "could write what the host reads or runs there)%s",
-		       ww_kind(sx->stx_mode), g->keep ? "" : ": o+w cleared");
+	if ((bits & S_IWOTH) != 0)
+		(void)snprintf(why, sizeof(why),
+			       "a world-writable %s made or changed in the session (other users of the host "
+			       "could write what the host reads or runs there)%s%s",
+			       ww_kind(sx->stx_mode), g->keep ? "" : ": ", g->keep ? "" : what);
+	else
+		(void)snprintf(why, sizeof(why),
+			       "a group-writable %s made or changed in the session, of group %lu, which is not "
+			       "the user's own alone (its other members could write what the host reads or runs "
+			       "there)%s",
+			       ww_kind(sx->stx_mode), (unsigned long)sx->stx_gid, g->keep ? "" : ": g+w cleared");
+	if ((bits & S_IWOTH) != 0 && !g->keep)
+		(void)strncat(why, " cleared", sizeof(why) - strlen(why) - 1);
+	(void)snprintf(hint, sizeof(hint), "cannot clear %s (chmod %s it by hand) of", what,
+		       (bits & S_IWGRP) == 0 ? "o-w" : (bits & S_IWOTH) == 0 ? "g-w" : "go-w");
 	f.path = path;
 	f.setting = why;
 	f.named = !g->keep;
@@ -776,7 +836,7 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 		fd = name[0] == '\0' ? fcntl(dfd, F_DUPFD_CLOEXEC, 0)
 				     : openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			gg_report_error(g, g->path, name, "cannot clear o+w (chmod o-w it by hand) of", errno);
+			gg_report_error(g, g->path, name, hint, errno);
 			if (fd >= 0)
 				(void)close(fd);
 			return;
@@ -790,7 +850,7 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 		}
 		(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		if (chmod(proc, mode) < 0) {
-			gg_report_error(g, g->path, name, "cannot clear o+w (chmod o-w it by hand) of", errno);
+			gg_report_error(g, g->path, name, hint, errno);
 			(void)close(fd);
 			return;
 		}
@@ -816,10 +876,10 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
  */
 static void clear_default_acl(struct gg *g, int dfd, const char *name, const struct statx *sx)
 {
-	char path[PATH_MAX], proc[64], why[256];
+	char path[PATH_MAX], proc[64], why[320];
 	unsigned char acl[8 * 64 + 4];
 	struct sbx_git_finding f = {0};
-	bool grants = false;
+	bool grants = false, ggrants = false, gsh;
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -840,16 +900,24 @@ static void clear_default_acl(struct gg *g, int dfd, const char *name, const str
 		(void)close(fd);
 		return;
 	}
+	/* Round 48: the group entries too when the group of what the host
+	 * creates there (the directory's, set-group-ID, or the creator's)
+	 * may hold other users (group_shared()). */
+	gsh = group_shared(g, (gid_t)sx->stx_gid) || group_shared(g, getegid());
 	for (ssize_t off = 4; off + 8 <= n; off += 8) {
 		unsigned tag = (unsigned)acl[off] | (unsigned)acl[off + 1] << 8;
 
-		/* ACL_OTHER, ACL_WRITE */
+		/* ACL_OTHER; ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK; ACL_WRITE */
 		if (tag == 0x20 && (acl[off + 2] & 2) != 0) {
 			acl[off + 2] &= (unsigned char)~2;
 			grants = true;
 		}
+		if (gsh && (tag == 0x04 || tag == 0x08 || tag == 0x10) && (acl[off + 2] & 2) != 0) {
+			acl[off + 2] &= (unsigned char)~2;
+			ggrants = true;
+		}
 	}
-	if (!grants) {
+	if (!grants && !ggrants) {
 		(void)close(fd);
 		return;
 	}
@@ -859,8 +927,10 @@ static void clear_default_acl(struct gg *g, int dfd, const char *name, const str
 		(void)snprintf(path, sizeof(path), "%.256s/...", g->path);
 	(void)snprintf(why, sizeof(why),
 		       "a default ACL made or changed in the session that makes what the host creates there "
-		       "world-writable (other users of the host could write it)%s",
-		       g->keep ? "" : ": its o+w cleared");
+		       "%s (other users of the host could write it)%s%s",
+		       grants ? "world-writable" : "writable by a group that is not the user's own alone",
+		       g->keep ? "" : ggrants ? (grants ? ": its o+w and g+w" : ": its g+w") : ": its o+w",
+		       g->keep ? "" : " cleared");
 	f.path = path;
 	f.setting = why;
 	f.named = !g->keep;
@@ -903,9 +973,13 @@ static void ww_entry(struct gg *g, int fd, const char *name)
 			gg_report_error(g, g->path, name, "cannot check (world-writable?)", errno);
 		return;
 	}
-	if (!S_ISLNK(sx.stx_mode) && (sx.stx_mode & S_IWOTH) != 0 &&
-	    gg_ts_fresh(g, &sx.stx_ctime))
-		clear_world_writable(g, fd, name, &sx);
+	if (!S_ISLNK(sx.stx_mode) && (sx.stx_mode & (S_IWOTH | S_IWGRP)) != 0 &&
+	    gg_ts_fresh(g, &sx.stx_ctime)) {
+		mode_t bits = ww_bits(g, &sx);
+
+		if (bits != 0)
+			clear_world_writable(g, fd, name, &sx, bits);
+	}
 	if (S_ISDIR(sx.stx_mode) && gg_ts_fresh(g, &sx.stx_ctime))
 		clear_default_acl(g, fd, name, &sx);
 }
@@ -3129,6 +3203,7 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	memset(stats, 0, sizeof(*stats));
 	g->since = *since;
 	g->keep = keep;
+	g->gshared = -1;
 	g->report = report;
 	g->arg = arg;
 	g->st = stats;

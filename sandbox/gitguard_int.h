@@ -57,6 +57,9 @@ struct ent {
 struct gg {
 	struct timespec since;       /* session start (CLOCK_REALTIME_COARSE) */
 	bool keep;                   /* report only, move nothing */
+	/* group_shared()'s answer for gshared_gid: -1 not asked yet */
+	int gshared;
+	gid_t gshared_gid;
 	sbx_git_report_fn report;
 	void *arg;
 	struct sbx_git_stats *st;

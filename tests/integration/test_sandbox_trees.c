@@ -202,8 +202,10 @@ static void ww_case(uid_t uid)
 			    rows[i].rel, (unsigned)m, (unsigned)rows[i].want, c.err ? c.err : "");
 			continue;
 		}
-		ROW(m == rows[i].want, "uid %u: %s is %04o after the run, want %04o (o+w cleared): %s", (unsigned)uid,
-		    rows[i].rel, (unsigned)m, (unsigned)rows[i].want, c.err ? c.err : "");
+		/* round 48: uid 65534's group, nogroup, is shared: g+w too */
+		ROW(m == (rows[i].want & (uid != 0 ? ~020 : ~0)),
+		    "uid %u: %s is %04o after the run, want %04o (o+w cleared): %s", (unsigned)uid, rows[i].rel,
+		    (unsigned)m, (unsigned)(rows[i].want & (uid != 0 ? ~020 : ~0)), c.err ? c.err : "");
 		ROW(c.err != NULL && strstr(c.err, line) != NULL, "uid %u: %s was not named: %s", (unsigned)uid,
 		    rows[i].rel, c.err ? c.err : "");
 	}
@@ -364,8 +366,10 @@ static void ww_odd_case(uid_t uid)
 		/* a FIFO made in the session is moved aside (round 45) */
 		snprintf(rel, sizeof(rel), "%s%s", rows[i].rel, fifo ? q : "");
 		m = mode_of(&c, rel);
-		ROW(m == rows[i].want, "uid %u: %s is %04o after the run, want %04o (o+w cleared): %s", (unsigned)uid, rel,
-		    (unsigned)m, (unsigned)rows[i].want, c.err ? c.err : "");
+		/* round 48: uid 65534's group, nogroup, is shared: g+w too */
+		ROW(m == (rows[i].want & (uid != 0 ? ~020 : ~0)),
+		    "uid %u: %s is %04o after the run, want %04o (o+w cleared): %s", (unsigned)uid, rel, (unsigned)m,
+		    (unsigned)(rows[i].want & (uid != 0 ? ~020 : ~0)), c.err ? c.err : "");
 		snprintf(line, sizeof(line), "%s/%s", c.work, rows[i].line);
 		ROW(c.err != NULL && strstr(c.err, line) != NULL, "uid %u: %s was not named: %s", (unsigned)uid,
 		    rows[i].rel, c.err ? c.err : "");
@@ -445,8 +449,11 @@ static void default_acl_case(uid_t uid)
 				    (unsigned)uid, (unsigned)m, c.err ? c.err : "");
 				continue;
 			}
-			ROW(m == 0664, "uid %u: a file the host made in %s after the run is %04o, want 0664: %s",
-			    (unsigned)uid, dirs[i], (unsigned)m, c.err ? c.err : "");
+			/* round 48: uid 65534's group, nogroup, is shared: the
+			 * group entry's write cleared too */
+			ROW(m == (uid != 0 ? 0644 : 0664),
+			    "uid %u: a file the host made in %s after the run is %04o, want %04o: %s", (unsigned)uid,
+			    dirs[i], (unsigned)m, uid != 0 ? 0644u : 0664u, c.err ? c.err : "");
 			ROW(c.err != NULL && strstr(c.err, line) != NULL, "uid %u: %s's default ACL was not named: %s",
 			    (unsigned)uid, dirs[i], c.err ? c.err : "");
 		}
@@ -462,6 +469,100 @@ static void test_default_acl_root(void)
 static void test_default_acl_user(void)
 {
 	default_acl_case(65534);
+}
+
+/*
+ * Round 48 (attack48s, review of round 47): group write on what the
+ * session made or changed, when the group holds other users of the
+ * host. Round 46/47 cleared o+w only and left g+w "as the mode's is":
+ * run by a user whose group is shared (`users`, `nogroup` here: uid
+ * 65534's primary group, whose name is not the user's), `chmod g+w
+ * hook.sh` or `umask 002` handed the script, a hook and a directory to
+ * every member of that group, who planted what the host ran after the
+ * run; a default ACL's group, named-group and mask entries did the same
+ * to what the host created later. Now g+w is cleared on each (one line,
+ * "a group-writable ..."), and those entries lose write. Run as root
+ * (group root: the user's own) the same session keeps g+w, unnamed: a
+ * user private group shares nothing.
+ */
+static void group_write_case(uid_t uid)
+{
+	static const char acl[] =
+		"python3 -c 'import os, struct; a = struct.pack(\"<I\", 2) + b\"\".join(struct.pack(\"<HHI\", t, p, i) "
+		"for t, p, i in ((1, 7, 0xffffffff), (4, 7, 0xffffffff), (8, 7, os.getgid()), (0x10, 7, 0xffffffff), "
+		"(0x20, 5, 0xffffffff))); os.setxattr(\"acl\", \"system.posix_acl_default\", a)'";
+	static const struct {
+		const char *rel, *kind;
+		int made;
+	} rows[] = {
+		{"hook.sh", "file", 0775}, {"bin", "directory", 0775}, {"umask2/f", "file", 0664},
+		{"umask2", "directory", 0775}, {"app.fifo", "FIFO", 0664},
+	};
+	char inside[1024], line[2 * PATH_MAX];
+	bool shared = uid != 0;
+	struct tcase c;
+	int m;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	if (uid != 0 && (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0)) {
+		TEST_SKIP("needs root and setpriv to become uid %u", (unsigned)uid);
+		return;
+	}
+	snprintf(inside, sizeof(inside),
+		 "printf '#!/bin/sh\\n' > hook.sh && chmod 0775 hook.sh && mkdir bin && chmod g+w bin && "
+		 "(umask 002 && mkdir umask2 && echo x > umask2/f && mkfifo app.fifo) && mkdir acl && %s && "
+		 "echo done",
+		 acl);
+	CU_ASSERT_FATAL(run_tcase(&c, "echo x > old.sh && chmod 0775 old.sh", inside, uid) == 0);
+	ROW(c.out != NULL && strstr(c.out, "done") != NULL, "uid %u: the session could not make its entries (%d): %s %s",
+	    (unsigned)uid, c.status, c.out ? c.out : "", c.err ? c.err : "");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		bool fifo = strcmp(rows[i].kind, "FIFO") == 0;
+		char rel[256];
+
+		snprintf(rel, sizeof(rel), "%s%s", rows[i].rel, fifo ? SBX_QUARANTINE_SUFFIX_TEST : "");
+		m = mode_of(&c, rel);
+		ROW(m == (shared ? rows[i].made & ~020 : rows[i].made), "uid %u: %s is %04o after the run, want %04o: %s",
+		    (unsigned)uid, rel, (unsigned)m, (unsigned)(shared ? rows[i].made & ~020 : rows[i].made),
+		    c.err ? c.err : "");
+		snprintf(line, sizeof(line), "%s/%s: a group-writable %s", c.work, rows[i].rel, rows[i].kind);
+		ROW(shared == (c.err != NULL && strstr(c.err, line) != NULL), "uid %u: %s named %s, want %s: %s",
+		    (unsigned)uid, rows[i].rel, shared ? "not" : "", shared ? "named" : "not", c.err ? c.err : "");
+	}
+	/* the user's own, older: untouched, not named */
+	ROW(mode_of(&c, "old.sh") == 0775 && (c.err == NULL || strstr(c.err, "old.sh") == NULL),
+	    "uid %u: the user's own group-writable file, untouched, changed or was named: %s", (unsigned)uid,
+	    c.err ? c.err : "");
+	/* what the host creates in acl/ after the run (umask 022 ignored:
+	 * a default ACL) */
+	{
+		char f[2 * PATH_MAX];
+		mode_t um = umask(022);
+		FILE *fp;
+
+		snprintf(f, sizeof(f), "%s/acl/host-new", c.work);
+		fp = fopen(f, "w");
+		(void)umask(um);
+		CU_ASSERT_FATAL(fp != NULL);
+		(void)fclose(fp);
+		m = mode_of(&c, "acl/host-new");
+		ROW(m == (shared ? 0644 : 0664), "uid %u: a file the host made in acl/ after the run is %04o, want %04o: %s",
+		    (unsigned)uid, (unsigned)m, shared ? 0644u : 0664u, c.err ? c.err : "");
+		snprintf(line, sizeof(line), "%s/acl: a default ACL", c.work);
+		ROW(shared == (c.err != NULL && strstr(c.err, line) != NULL), "uid %u: acl/'s default ACL named %s: %s",
+		    (unsigned)uid, shared ? "not" : "", c.err ? c.err : "");
+	}
+	tcase_free(&c);
+}
+
+static void test_group_write_shared(void)
+{
+	group_write_case(65534);
+}
+
+static void test_group_write_private(void)
+{
+	group_write_case(0);
 }
 
 /* `sh -c script passavant` in a fresh ROOT/cN: its status, out, err. */
@@ -658,6 +759,10 @@ TEST_REGISTRAR(register_sandbox_trees)
 	test_add(s, "round 47: a default ACL granting o+w set in the session loses that bit (root)",
 		 test_default_acl_root);
 	test_add(s, "round 47: the same as an ordinary user (uid 65534)", test_default_acl_user);
+	test_add(s, "round 48: g+w on what the session made, its group shared (uid 65534, nogroup): cleared, named",
+		 test_group_write_shared);
+	test_add(s, "round 48: the same as root, group root (the user's own): g+w kept, unnamed",
+		 test_group_write_private);
 	s = test_suite("sandbox_pipes", suite_init, suite_cleanup);
 	test_add(s, "round 46: a standard input pipe other processes read: copied, nothing written into it, nothing "
 		    "read ahead",
