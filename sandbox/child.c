@@ -230,6 +230,34 @@ static int halve_user_rlimits(char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Round 48 (attack48s): no core dump of the command or of what it runs.
+ * A crash inside dumps through /proc/sys/kernel/core_pattern, which is
+ * the host's: a pattern starting with '|' (systemd-coredump, apport,
+ * ABRT) makes the host kernel run that helper as root in the host's
+ * namespaces, outside the sandbox, fed the crashed process's memory and
+ * names it chose (its comm, its exe's path), and the helper looks at
+ * the crashed pid's /proc (apport's and systemd-coredump's container
+ * paths, each a history of CVEs). The kernel ignores RLIMIT_CORE for a
+ * pipe but for one value: 1 aborts the dump ("RLIMIT_CORE is set to 1,
+ * aborting core"), and it is below any file dump's minimum (a page) too.
+ * PR_SET_DUMPABLE 0 is reset by every execve. Soft and hard 1: raising
+ * the hard limit takes CAP_SYS_RESOURCE in the host's user namespace,
+ * which the command never has.
+ */
+static int no_core_dumps(char *err, size_t errlen)
+{
+	struct rlimit rl = {.rlim_cur = 1, .rlim_max = 1};
+
+	if (setrlimit(RLIMIT_CORE, &rl) < 0) {
+		errbuf_set_errno(err, errlen, errno,
+				 "cannot set the sandbox's RLIMIT_CORE to 1: a crash inside could run the host's core "
+				 "dump helper (kernel.core_pattern) outside the sandbox");
+		return -1;
+	}
+	return 0;
+}
+
 /* The command's process: the last cuts, then execve. */
 NORETURN static void run_command(const struct sbx_plan *pl)
 {
@@ -266,6 +294,8 @@ NORETURN static void run_command(const struct sbx_plan *pl)
 	if (sbx_unseen_apply(pl, err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
 	if (halve_user_rlimits(err, sizeof(err)) < 0)
+		child_fail(pl, 125, err);
+	if (no_core_dumps(err, sizeof(err)) < 0)
 		child_fail(pl, 125, err);
 	/* Capabilities after everything that needed them (mounts, netns),
 	 * before seccomp (capset is not filtered, but order keeps the
