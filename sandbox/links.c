@@ -5,13 +5,16 @@
  * a writable tree. Used by the mount plan (mountplan.c) once the
  * writable set is known, before anything is bound or created.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -81,15 +84,19 @@ int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const c
 
 /*
  * A regular file st (at path p, under the rule what) with more than one
- * name. For a write deny, on the filesystem of a writable tree: another
- * name may lie in that tree, where a write would reach the file past the
- * rule, and no mount can cover a name nobody knows. For a read deny or a
- * substitution (read), anywhere: every name outside the denied ones is
- * readable in the sandbox (round 32 of the attack: a denyRead or masked
- * file's second name in the home, not writable, was read in clear).
- * Fails naming the file; 0 when it is not so.
+ * name. For a read deny or a substitution (read), anywhere: every name
+ * outside the denied ones is readable in the sandbox (round 32 of the
+ * attack: a denyRead or masked file's second name in the home, not
+ * writable, was read in clear); fails naming the file. For a write deny,
+ * on the filesystem of a writable tree: another name may lie in that
+ * tree, where a write would reach the file past the rule, and no mount
+ * can cover a name nobody knows. The file is kept (b->hl) and
+ * sbx_hard_links_resolve() looks for its other names in those trees once
+ * the plan is complete: only a name found there refuses the start. A
+ * file on no writable tree's filesystem needs nothing: the command
+ * cannot give it a name there (below). 0, or -1 with err set.
  */
-int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const char *p, const struct stat *st,
+int sbx_check_hard_links(struct sbx_builder *b, const char *what, const char *p, const struct stat *st,
 			 bool read, char *err, size_t errlen)
 {
 	struct stat wst;
@@ -104,17 +111,406 @@ int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const ch
 		return -1;
 	}
 	for (size_t i = 0; i < b->n_writable; i++) {
+		struct sbx_hl_file *f;
+
 		if (sbx_memo_stat(b->memo, b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
 			continue;
-		errbuf_set_errno(err, errlen, 0,
-			   "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which "
-			   "the sandbox can write (same filesystem); replace the extra links by copies",
-			   what, p, (unsigned long)st->st_nlink, b->writable[i]);
-		return -1;
+		if (b->n_hl == b->cap_hl) {
+			size_t cap = b->cap_hl ? 2 * b->cap_hl : 8;
+
+			f = realloc(b->hl, cap * sizeof(*f));
+			if (f == NULL)
+				goto nomem;
+			b->hl = f;
+			b->cap_hl = cap;
+		}
+		f = &b->hl[b->n_hl];
+		if ((f->path = strdup(p)) == NULL)
+			goto nomem;
+		f->dev = st->st_dev;
+		f->ino = st->st_ino;
+		f->nlink = st->st_nlink;
+		f->what = what;
+		b->n_hl++;
+		return 0;
 	}
+	return 0;
+nomem:
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
+/*
+ * Why only the names a file has when the session starts matter: inside
+ * the sandbox a write-denied file is reached through a read-only mount
+ * (the read-only view of /, or its protection's own bind), and every
+ * writable tree is a bind mount of its own. link(2) and linkat(2)
+ * (AT_EMPTY_PATH, or /proc/self/fd/N with AT_SYMLINK_FOLLOW, included)
+ * refuse a new name on another mount than the old one's with EXDEV
+ * before anything else is checked (fs/namei.c do_linkat(): old and new
+ * vfsmount compared ahead of may_linkat()), and no capability lifts that:
+ * the sandbox's root (uid 0 in its user namespace, with CAP_FOWNER
+ * there) gets EXDEV as any user does. The host's
+ * /proc/sys/fs/protected_hardlinks only refuses more (a link to a file
+ * the caller does not own), after that check, so its value changes
+ * nothing here. A rename keeps a name in its mount too. So the other
+ * names to fear are the ones in a writable tree now: hardlinks'
+ * "ln from a read-only name" row checks the EXDEV.
+ *
+ * The walk: each writable tree on the filesystem of a kept file (one
+ * tree inside another on the same filesystem only once), every entry,
+ * without following symbolic links and without entering another
+ * filesystem (a mount inside the tree has another st_dev; the sandbox
+ * binds the trees with their mounts, so what a mount hides on the host
+ * it hides there too), by openat()/fdopendir() from the tree down. A
+ * regular file with a kept file's (st_dev, st_ino) there, not covered by
+ * the plan (a protection, a cover or a session tmpfs over it or above
+ * it, and no writable tree bound again below that), refuses the start
+ * naming it. Bounded: past HL_WALK_ENTRIES entries in all, HL_WALK_DEPTH
+ * levels, or at any directory that cannot be read, the start is refused
+ * (fail closed) with what to do. On filesystems whose directory entries
+ * carry the inode number stat gives (ext2/3/4, XFS, btrfs, tmpfs) only
+ * the entries whose d_ino is a kept file's are stat'ed; elsewhere
+ * (overlayfs, network filesystems) every regular file.
+ */
+#define HL_WALK_ENTRIES 200000
+#define HL_WALK_DEPTH 128
+/* The bytes of a name a message shows (its end, after "..."). */
+#define HL_SHOWN 160
+
+struct hl_walk {
+	struct sbx_builder *b;
+	dev_t dev;	     /* the tree's filesystem */
+	bool by_dino;	     /* d_ino is st_ino there */
+	size_t entries;	     /* in all the trees */
+	const char *tree;    /* the tree walked (canonical) */
+	char path[PATH_MAX]; /* the entry looked at (canonical; covers, messages) */
+	size_t len;
+	char *err;
+	size_t errlen;
+};
+
+static int hl_cmp(const void *a, const void *b)
+{
+	const struct sbx_hl_file *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino ? 1 : 0;
+}
+
+/* The kept file (dev, ino), or NULL (b->hl sorted). */
+static const struct sbx_hl_file *hl_find(const struct sbx_builder *b, dev_t dev, ino_t ino)
+{
+	struct sbx_hl_file key = {.dev = dev, .ino = ino};
+
+	return bsearch(&key, b->hl, b->n_hl, sizeof(*b->hl), hl_cmp);
+}
+
+/* The first kept file on dev, or NULL. */
+static const struct sbx_hl_file *hl_on(const struct sbx_builder *b, dev_t dev)
+{
+	for (size_t i = 0; i < b->n_hl; i++)
+		if (b->hl[i].dev == dev)
+			return &b->hl[i];
+	return NULL;
+}
+
+/* s with every byte that is not printable ASCII as \xNN (run_shown()'s
+ * form: a name in a writable tree is the command's choice, escapes
+ * included), its last HL_SHOWN bytes after "..." when longer. */
+static void hl_shown(char *out, size_t cap, const char *s)
+{
+	size_t len = strlen(s), n = 0;
+
+	if (len > HL_SHOWN) {
+		s += len - HL_SHOWN;
+		len = HL_SHOWN;
+		n = (size_t)snprintf(out, cap, "...");
+	}
+	for (size_t i = 0; i < len && n + 5 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch >= 0x20 && ch < 0x7f)
+			out[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(out + n, cap - n, "\\x%02x", ch);
+	}
+	out[n] = '\0';
+}
+
+/* Whether the name n (canonical, in a writable tree) is covered in the
+ * sandbox: a protection, a read deny's cover or a session tmpfs over it
+ * or a directory above it, or a substitution of n itself, with no
+ * writable tree bound again below that (then it counts as writable:
+ * fail closed). */
+static bool hl_covered(const struct sbx_builder *b, const char *n)
+{
+	for (size_t i = 0; i < b->n_ops; i++) {
+		const struct sbx_op *o = &b->ops[i];
+		bool again = false;
+
+		if (!(o->kind == SBX_OP_PROTECT || o->kind == SBX_OP_DENY_READ || o->kind == SBX_OP_SCRATCH ||
+		      (o->kind == SBX_OP_FILE && strcmp(o->path, n) == 0)) ||
+		    !sbx_path_under(n, o->path))
+			continue;
+		for (size_t k = 0; k < b->n_ops && !again; k++)
+			again = b->ops[k].kind == SBX_OP_ALLOW_WRITE && strcmp(b->ops[k].path, o->path) != 0 &&
+				sbx_path_under(b->ops[k].path, o->path) && sbx_path_under(n, b->ops[k].path);
+		if (!again)
+			return true;
+	}
+	return false;
+}
+
+enum hl_stop { HL_MANY, HL_DEEP, HL_UNREAD };
+
+/* Fails the walk w closed: today's refusal of the first kept file on
+ * its filesystem, why the tree was not looked through, and what to do. */
+static int hl_stop(struct hl_walk *w, enum hl_stop why, int e)
+{
+	const struct sbx_hl_file *f = hl_on(w->b, w->dev);
+	char at[4 * HL_SHOWN + 8];
+
+	hl_shown(at, sizeof(at), w->path);
+	if (why == HL_MANY)
+		errbuf_set_errno(w->err, w->errlen, 0,
+				 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
+				 "sandbox can write (same filesystem); the writable trees hold more than %d entries "
+				 "(stopped at %s), more than are looked through for its other names: replace the "
+				 "extra links by copies, or allow writes to a smaller tree",
+				 f->what, f->path, (unsigned long)f->nlink, w->tree, HL_WALK_ENTRIES, at);
+	else if (why == HL_DEEP)
+		errbuf_set_errno(w->err, w->errlen, 0,
+				 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
+				 "sandbox can write (same filesystem); it is deeper than %d directories at %s, deeper "
+				 "than is looked through for its other names: replace the extra links by copies, or "
+				 "flatten the tree",
+				 f->what, f->path, (unsigned long)f->nlink, w->tree, HL_WALK_DEPTH, at);
+	else
+		errbuf_set_errno(w->err, w->errlen, e,
+				 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
+				 "sandbox can write (same filesystem); %s cannot be read to look for its other names: "
+				 "replace the extra links by copies, or make it readable",
+				 f->what, f->path, (unsigned long)f->nlink, w->tree, at);
+	return -1;
+}
+
+/* Refuses the kept file f, whose other name w->path the walk found. */
+static int hl_found(struct hl_walk *w, const struct sbx_hl_file *f)
+{
+	size_t t = strlen(w->tree);
+	char name[4 * HL_SHOWN + 8];
+
+	hl_shown(name, sizeof(name), w->path + (strcmp(w->tree, "/") == 0 ? 1 : t < w->len ? t + 1 : 0));
+	errbuf_set_errno(w->err, w->errlen, 0,
+			 "cannot apply %s to %s: it has %lu hard links, and another name of it, %s, lies in %s, "
+			 "which the sandbox can write; replace the extra links by copies, or remove that name",
+			 f->what, f->path, (unsigned long)f->nlink, name, w->tree);
+	return -1;
+}
+
+/* Appends "/name" to w->path. 0, or -1 when it does not fit. */
+static int hl_push(struct hl_walk *w, const char *name)
+{
+	size_t n = strlen(name), sep = w->len > 0 && w->path[w->len - 1] == '/' ? 0 : 1;
+
+	if (w->len + sep + n >= sizeof(w->path))
+		return -1;
+	if (sep)
+		w->path[w->len++] = '/';
+	memcpy(w->path + w->len, name, n + 1);
+	w->len += n;
 	return 0;
 }
 
+static int hl_walk_dir(struct hl_walk *w, int fd, unsigned depth);
+
+/* The directory name of dfd (w->path names it): entered when it is on
+ * the tree's filesystem. */
+static int hl_enter(struct hl_walk *w, int dfd, const char *name, unsigned depth)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e;
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : hl_stop(w, HL_UNREAD, errno); /* ENOENT: gone since the listing */
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		(void)close(fd);
+		return hl_stop(w, HL_UNREAD, e);
+	}
+	if (st.st_dev != w->dev) {
+		(void)close(fd); /* another filesystem mounted there: none of its names is one of ours */
+		return 0;
+	}
+	if (depth + 1 > HL_WALK_DEPTH) {
+		(void)close(fd);
+		return hl_stop(w, HL_DEEP, 0);
+	}
+	return hl_walk_dir(w, fd, depth + 1);
+}
+
+/* The entries of the directory fd (taken; w->path names it). */
+static int hl_walk_dir(struct hl_walk *w, int fd, unsigned depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL) {
+		int e = errno;
+
+		(void)close(fd);
+		return hl_stop(w, HL_UNREAD, e);
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		unsigned char type = de->d_type;
+		size_t len = w->len;
+		const struct sbx_hl_file *f;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->entries > HL_WALK_ENTRIES) {
+			rc = hl_stop(w, HL_MANY, 0);
+			break;
+		}
+		if ((type != DT_REG && type != DT_DIR && type != DT_UNKNOWN) ||
+		    (type == DT_REG && w->by_dino && hl_find(w->b, w->dev, de->d_ino) == NULL))
+			continue;
+		if (hl_push(w, de->d_name) < 0) {
+			rc = hl_stop(w, HL_UNREAD, ENAMETOOLONG);
+			break;
+		}
+		if (type == DT_DIR) {
+			rc = hl_enter(w, dirfd(d), de->d_name, depth);
+		} else if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT) /* ENOENT: gone since the listing */
+				rc = hl_stop(w, HL_UNREAD, errno);
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = hl_enter(w, dirfd(d), de->d_name, depth);
+		} else if (S_ISREG(st.st_mode) && (f = hl_find(w->b, st.st_dev, st.st_ino)) != NULL &&
+			   !hl_covered(w->b, w->path)) {
+			rc = hl_found(w, f);
+		}
+		if (rc == 0) {
+			w->len = len;
+			w->path[len] = '\0';
+		}
+	}
+	if (rc == 0 && errno != 0) {
+		w->path[w->len] = '\0';
+		rc = hl_stop(w, HL_UNREAD, errno);
+	}
+	(void)closedir(d);
+	return rc;
+}
+
+/* Whether the writable tree i lies in another one, j, on the filesystem
+ * dev, every directory from j down to it on dev too: j's walk meets it. */
+static bool hl_inside(struct sbx_builder *b, size_t i, dev_t dev)
+{
+	const char *p = b->writable[i];
+	size_t plen = strlen(p);
+	char sub[PATH_MAX];
+	struct stat st;
+
+	if (plen >= sizeof(sub))
+		return false;
+	for (size_t j = 0; j < b->n_writable; j++) {
+		const char *t = b->writable[j];
+		bool same = true;
+
+		if (j == i || !sbx_path_under(p, t) || (strcmp(p, t) == 0 && j > i) ||
+		    sbx_memo_stat(b->memo, t, &st) < 0 || st.st_dev != dev)
+			continue;
+		memcpy(sub, p, plen + 1);
+		for (size_t k = strcmp(t, "/") == 0 ? 1 : strlen(t) + 1; same && k <= plen; k++) {
+			if (sub[k] != '/' && sub[k] != '\0')
+				continue;
+			sub[k] = '\0';
+			same = sbx_memo_lstat(b->memo, sub, &st) == 0 && st.st_dev == dev;
+			sub[k] = p[k];
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+/* Contract in sbx_int.h (the walk: above). */
+int sbx_hard_links_resolve(struct sbx_builder *b, char *err, size_t errlen)
+{
+	struct hl_walk *w;
+	int rc = 0;
+
+	if (b->n_hl == 0)
+		return 0;
+	qsort(b->hl, b->n_hl, sizeof(*b->hl), hl_cmp);
+	w = calloc(1, sizeof(*w));
+	if (w == NULL) {
+		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+		return -1;
+	}
+	w->b = b;
+	w->err = err;
+	w->errlen = errlen;
+	for (size_t i = 0; rc == 0 && i < b->n_writable; i++) {
+		const struct sbx_hl_file *f;
+		struct statfs sf;
+		struct stat st;
+		int fd;
+
+		if (sbx_memo_stat(b->memo, b->writable[i], &st) < 0 || hl_on(b, st.st_dev) == NULL ||
+		    hl_inside(b, i, st.st_dev))
+			continue;
+		w->dev = st.st_dev;
+		w->tree = b->writable[i];
+		w->len = 0;
+		w->path[0] = '\0';
+		if (hl_push(w, b->writable[i][1] == '\0' ? "" : b->writable[i] + 1) < 0) {
+			rc = hl_stop(w, HL_UNREAD, ENAMETOOLONG);
+			break;
+		}
+		if (S_ISREG(st.st_mode)) {
+			/* A writable file: it is the other name itself. */
+			if ((f = hl_find(b, st.st_dev, st.st_ino)) != NULL && !hl_covered(b, w->path))
+				rc = hl_found(w, f);
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		fd = open(b->writable[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0) {
+			int e = errno;
+
+			if (fd >= 0)
+				(void)close(fd);
+			rc = hl_stop(w, HL_UNREAD, e);
+			break;
+		}
+		if (st.st_dev != w->dev) { /* replaced since the plan looked */
+			(void)close(fd);
+			rc = hl_stop(w, HL_UNREAD, ESTALE);
+			break;
+		}
+		w->by_dino = sf.f_type == EXT4_SUPER_MAGIC || sf.f_type == XFS_SUPER_MAGIC ||
+			     sf.f_type == BTRFS_SUPER_MAGIC || sf.f_type == TMPFS_MAGIC;
+		rc = hl_walk_dir(w, fd, 0);
+	}
+	free(w);
+	return rc;
+}
+
+void sbx_hard_links_free(struct sbx_builder *b)
+{
+	for (size_t i = 0; i < b->n_hl; i++)
+		free(b->hl[i].path);
+	free(b->hl);
+	b->hl = NULL;
+	b->n_hl = b->cap_hl = 0;
+}
 
 /* Contract in sandbox.h. */
 int sbx_check_host_path(const char *const *allow_write, const char *what, const char *path,

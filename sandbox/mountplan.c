@@ -343,7 +343,8 @@ static int protect_through_link(struct sbx_builder *b, const char *p, const char
 /*
  * plan_protect() of an existing path p (st: its lstat). A symlink in a
  * writable directory fails closed; a dangling one protects its target;
- * a file with more hard links on a writable filesystem fails; a path
+ * a file with more hard links on a writable filesystem is kept for the
+ * walk that looks for its other names there (links.c); a path
  * read-only in the sandbox's view already, with no writable tree below
  * it, needs nothing (a protection would add mounts and nothing else: the
  * mandatory table holds a hundred paths, most of them in a read-only
@@ -666,6 +667,7 @@ static void walk_names_free(struct sbx_builder *b)
 	free(b->names);
 	b->names = NULL;
 	b->n_names = b->cap_names = 0;
+	sbx_hard_links_free(b);
 }
 
 /*
@@ -679,7 +681,8 @@ static void walk_names_free(struct sbx_builder *b)
  * plan.c's cover list): hidden ones for a file met under a deny_read
  * directory, hidden or read-only ones for a deny_write one. Fails naming
  * the file, as for a path of the list (sbx_check_hard_links()); 0 when
- * none is so. Run once every list is planned.
+ * none is so. Run once every list is planned; ends with the walk for the
+ * other names of the write-denied files (sbx_hard_links_resolve()).
  */
 static int walk_names_check(struct sbx_builder *b, char *err, size_t errlen)
 {
@@ -722,7 +725,9 @@ static int walk_names_check(struct sbx_builder *b, char *err, size_t errlen)
 			return -1;
 		i = j;
 	}
-	return 0;
+	/* The write-denied files kept by sbx_check_hard_links(), these and
+	 * the lists' own: one walk of the writable trees for their names. */
+	return sbx_hard_links_resolve(b, err, errlen);
 }
 
 /* Whether an op of kind covers the canonical path c already. */

@@ -403,6 +403,17 @@ struct sbx_walk_name {
 	char *path;	/* owned */
 };
 
+/* A write-denied regular file with more than one name on the filesystem
+ * of a writable tree, whose other names sbx_hard_links_resolve() looks
+ * for (links.c). */
+struct sbx_hl_file {
+	dev_t dev;
+	ino_t ino;
+	nlink_t nlink;
+	const char *what; /* the rule, for messages (a string literal) */
+	char *path;	  /* the name the rule gave (owned) */
+};
+
 /* The growing plan while mountplan.c builds it. */
 struct sbx_builder {
 	struct sbx_op *ops;
@@ -429,6 +440,11 @@ struct sbx_builder {
 	 * directories (mountplan.c), checked once every list is planned. */
 	struct sbx_walk_name *names;
 	size_t n_names, cap_names;
+	/* Write-denied files with more than one name on a writable tree's
+	 * filesystem (links.c): their other names are looked for in those
+	 * trees, in one walk, once every list is planned. */
+	struct sbx_hl_file *hl;
+	size_t n_hl, cap_hl;
 };
 
 struct sbx_config;
@@ -483,8 +499,13 @@ int sbx_check_links(struct sbx_builder *b, const char *what, const char *p, char
 		    size_t errlen) NONNULL(1, 2, 3, 4) WUNRES;
 int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const char *what,
 			 char *err, size_t errlen) NONNULL(1, 3, 4) WUNRES;
-int sbx_check_hard_links(const struct sbx_builder *b, const char *what, const char *p,
+int sbx_check_hard_links(struct sbx_builder *b, const char *what, const char *p,
 			 const struct stat *st, bool read, char *err, size_t errlen) NONNULL(1, 2, 3, 4, 6) WUNRES;
+/* The walk of the writable trees for the other names of the files
+ * sbx_check_hard_links() kept (b->hl), once every list is planned. */
+int sbx_hard_links_resolve(struct sbx_builder *b, char *err, size_t errlen) NONNULL(1, 2) WUNRES;
+/* Frees b->hl. */
+void sbx_hard_links_free(struct sbx_builder *b) NONNULL(1);
 
 /* status.c: waitpid without EINTR, the status mapped per SPEC §2
  * (128+N for signal N). 1 reaped, 0 still running (WNOHANG), -1 error. */
