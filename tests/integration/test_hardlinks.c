@@ -16,7 +16,9 @@
  *    own or of a directory above it, or behind a mount of another
  *    filesystem: starts;
  *  - more than 200,000 entries, or more than 128 levels: refused with
- *    the bound in the message.
+ *    the bound in the message;
+ *  - on overlayfs (no d_ino shortcut: every regular file stat'ed): the
+ *    second name outside starts, inside is refused.
  *
  * Both names must lie on one filesystem with the writable tree: the
  * suite mounts a tmpfs of its own (unmounted at its end) under /var/tmp.
@@ -44,6 +46,7 @@ static bool skip;    /* no user namespaces, or no mount */
 static bool ready;   /* fixtures up */
 static bool mounted; /* root/fs is our tmpfs */
 static bool inner;   /* root/fs/w5/mnt is our second tmpfs */
+static bool ovl;     /* root/fs/ovl/m is our overlay */
 static char *root;   /* /var/tmp/pv-hl.XXXXXX */
 static unsigned nrun;
 
@@ -87,9 +90,11 @@ static int suite_cleanup(void)
 
 	if (inner && umount2(at(buf, "fs/w5/mnt"), MNT_DETACH) == 0)
 		inner = false;
+	if (ovl && umount2(at(buf, "fs/ovl/m"), MNT_DETACH) == 0)
+		ovl = false;
 	if (mounted && umount2(at(buf, "fs"), MNT_DETACH) == 0)
 		mounted = false;
-	if (mounted || inner)
+	if (mounted || inner || ovl)
 		fprintf(stderr, "hardlinks: cannot unmount the tmpfs under %s: %s\n", root, strerror(errno));
 	else
 		test_root_done(&root, &ready);
@@ -314,6 +319,43 @@ static void test_bounds(void)
 	free(err);
 }
 
+/*
+ * On overlayfs, whose d_ino the walk does not trust (every regular file
+ * is stat'ed there): the second name outside the writable tree starts,
+ * inside it is refused, naming it.
+ */
+static void test_overlay(void)
+{
+	char lo[PATH_MAX], up[PATH_MAX], wk[PATH_MAX], m[PATH_MAX], opts[4 * PATH_MAX], *out, *err;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(test_mkdirs_at(root, "fs/ovl/lower") == 0 && test_mkdirs_at(root, "fs/ovl/upper") == 0 &&
+			test_mkdirs_at(root, "fs/ovl/work") == 0 && test_mkdirs_at(root, "fs/ovl/m") == 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", at(lo, "fs/ovl/lower"),
+		 at(up, "fs/ovl/upper"), at(wk, "fs/ovl/work"));
+	if (mount("overlay", at(m, "fs/ovl/m"), "overlay", 0, opts) < 0) {
+		TEST_SKIP("cannot mount an overlay: %s", strerror(errno));
+		return;
+	}
+	ovl = true;
+	CU_ASSERT_FATAL(test_mkdirs_at(root, "fs/ovl/m/keep") == 0 && test_mkdirs_at(root, "fs/ovl/m/w/p/q") == 0 &&
+			test_mkdirs_at(root, "fs/ovl/m/other") == 0 &&
+			linked("fs/ovl/m/keep/lib.so", "fs/ovl/m/other/lib.so.1", "ELF\n") == 0);
+	st = run_hl("fs/ovl/m/w", "  denyWrite: [\"%1$s/fs/ovl/m/keep/lib.so\"]\n", "echo ran\n", &out, &err);
+	started("on overlayfs, the second name outside the writable tree", st, out, err);
+	free(out);
+	free(err);
+	CU_ASSERT_FATAL(link(at(lo, "fs/ovl/m/keep/lib.so"), at(up, "fs/ovl/m/w/p/q/lib.so.2")) == 0);
+	st = run_hl("fs/ovl/m/w", "  denyWrite: [\"%1$s/fs/ovl/m/keep/lib.so\"]\n", "echo ran\n", &out, &err);
+	refused("on overlayfs, the second name in the writable tree", st, out, err, "another name of it, p/q/lib.so.2",
+		"/fs/ovl/m/keep/lib.so");
+	free(out);
+	free(err);
+	if (umount2(m, MNT_DETACH) == 0)
+		ovl = false;
+}
+
 TEST_REGISTRAR(register_hardlinks)
 {
 	CU_pSuite s = test_suite("hardlinks", suite_init, suite_cleanup);
@@ -327,4 +369,5 @@ TEST_REGISTRAR(register_hardlinks)
 	test_add(s, "a second name covered by a rule of its own, or behind a mount in the tree: starts",
 		 test_other_name_covered);
 	test_add(s, "the walk's bounds: 200,001 entries, 129 levels: refused with the limit", test_bounds);
+	test_add(s, "on overlayfs (every file stat'ed): outside starts, inside refused", test_overlay);
 }
