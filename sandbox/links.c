@@ -1,8 +1,9 @@
 /*
  * links.c - the refusals of SPEC §3.3 for links the sandbox could have
  * planted: a policy path resolved through a symbolic link in a writable
- * tree, and a file with a second name (a hard link) on the filesystem of
- * a writable tree. Used by the mount plan (mountplan.c) once the
+ * tree, and a denied file with a second name (a hard link): anywhere for
+ * a read deny, in a writable tree for a write deny (looked for there by
+ * one bounded walk, sbx_hard_links_resolve()). Used by the mount plan (mountplan.c) once the
  * writable set is known, before anything is bound or created.
  */
 #include <dirent.h>
@@ -154,8 +155,8 @@ nomem:
  * /proc/sys/fs/protected_hardlinks only refuses more (a link to a file
  * the caller does not own), after that check, so its value changes
  * nothing here. A rename keeps a name in its mount too. So the other
- * names to fear are the ones in a writable tree now: hardlinks'
- * "ln from a read-only name" row checks the EXDEV.
+ * names to fear are the ones in a writable tree now (suite hardlinks,
+ * "... ln into the tree fails with EXDEV", runs ln as uid 0 inside).
  *
  * The walk: each writable tree on the filesystem of a kept file (one
  * tree inside another on the same filesystem only once), every entry,
