@@ -3,8 +3,9 @@
  * planted: a policy path resolved through a symbolic link in a writable
  * tree, and a denied file with a second name (a hard link): anywhere for
  * a read deny, in a writable tree for a write deny (looked for there by
- * one bounded walk, sbx_hard_links_resolve()). Used by the mount plan (mountplan.c) once the
- * writable set is known, before anything is bound or created.
+ * one bounded walk, sbx_hard_links_resolve()). Used by the mount plan
+ * (mountplan.c) once the writable set is known, before anything is bound
+ * or created.
  */
 #include <dirent.h>
 #include <errno.h>
