@@ -102,7 +102,10 @@ struct mask_set {
 	__m128i *second_vec;      /* [SKIP_VEC_MAX] distinct second bytes broadcast */
 	__m128i *teddy;           /* [6] nibble tables: lo1, hi1, lo2, hi2, lo3, hi3 */
 	__m128i *wteddy;          /* [6] nul_split: the same for the NUL patterns
-				   * only (skip_nul_blocks() in stream.c) */
+				   * only */
+	__m128i *cteddy;          /* [6] nul_split: teddy | wteddy, each bucket
+				   * both tables' (skip_teddy() in stream.c, on a
+				   * segment that holds a NUL) */
 	bool use_teddy;           /* the CPU has SSSE3 (pshufb) */
 	bool use_teddy32;         /* ... and AVX2: 32 lanes per step */
 #endif

@@ -451,7 +451,7 @@ static bool layout_make(struct arena_layout *l, size_t nnodes, size_t npats, siz
 
 	if (page <= 0)
 		page = 4096;
-	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 12, 16) ||
+	if (!layout_add(&off, &l->vec, 2 * SKIP_VEC_MAX + 18, 16) ||
 	    !layout_add(&off, &l->node, nnodes, sizeof(struct mask_node)) ||
 	    !layout_add(&off, &l->edge_child, nnodes, sizeof(uint32_t)) ||
 	    !layout_add(&off, &l->first_child, nnodes, sizeof(uint32_t)) ||
@@ -754,6 +754,9 @@ static void first_bytes(mask_set_t *set)
 	}
 #ifdef HAVE_TEDDY
 	teddy_build(set);
+	/* where a NUL may be: both sets of lanes in one lookup (perf48m) */
+	for (unsigned k = 0; k < 6; k++)
+		set->cteddy[k] = _mm_or_si128(set->teddy[k], set->wteddy[k]);
 	set->use_teddy = __builtin_cpu_supports("ssse3") != 0;
 	set->use_teddy32 = set->use_teddy && __builtin_cpu_supports("avx2") != 0;
 #endif
@@ -903,6 +906,7 @@ static void arena_place(mask_set_t *set, const struct arena_layout *l)
 	set->second_vec = set->first_vec + SKIP_VEC_MAX;
 	set->teddy = set->first_vec + 2 * SKIP_VEC_MAX;
 	set->wteddy = set->teddy + 6;
+	set->cteddy = set->wteddy + 6;
 #endif
 	set->bytes = a + l->bytes;
 }

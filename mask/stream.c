@@ -353,14 +353,17 @@ static inline size_t block_stop(const mask_set_t *set, const unsigned char *p, s
  * four bytes may start: a gap byte with one of the three bytes before it
  * in the first-byte tables, confirmed by gap_window(). Sets *done to the
  * offset scanning stopped at when there is none.
+ *
+ * tab: the nibble tables, set->teddy, or set->cteddy where the NUL
+ * patterns are looked for too (skip_root()).
  */
-__attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
+__attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set, const __m128i *tab,
 							   const unsigned char *p, size_t i, size_t n,
 							   size_t *done)
 {
-	const __m128i lo1 = set->teddy[0], hi1 = set->teddy[1];
-	const __m128i lo2 = set->teddy[2], hi2 = set->teddy[3];
-	const __m128i lo3 = set->teddy[4], hi3 = set->teddy[5];
+	const __m128i lo1 = tab[0], hi1 = tab[1];
+	const __m128i lo2 = tab[2], hi2 = tab[3];
+	const __m128i lo3 = tab[4], hi3 = tab[5];
 	const __m128i nib = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
 	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), bs = _mm_set1_epi8('\\');
 	const bool gaps = set->gap_max != 0;
@@ -370,14 +373,13 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
 		__m128i z = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 2));
-		__m128i a1 = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
-					   _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
-		__m128i a2 = _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
-					   _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib)));
+		__m128i xl = _mm_and_si128(x, nib), xh = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
+		__m128i yl = _mm_and_si128(y, nib), yh = _mm_and_si128(_mm_srli_epi16(y, 4), nib);
+		__m128i zl = _mm_and_si128(z, nib), zh = _mm_and_si128(_mm_srli_epi16(z, 4), nib);
+		__m128i a1 = _mm_and_si128(_mm_shuffle_epi8(lo1, xl), _mm_shuffle_epi8(hi1, xh));
+		__m128i a2 = _mm_and_si128(_mm_shuffle_epi8(lo2, yl), _mm_shuffle_epi8(hi2, yh));
 		__m128i r12 = _mm_and_si128(a1, a2);
-		__m128i r = _mm_and_si128(
-			r12, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
-					   _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
+		__m128i r = _mm_and_si128(r12, _mm_and_si128(_mm_shuffle_epi8(lo3, zl), _mm_shuffle_epi8(hi3, zh)));
 		unsigned bits;
 		uint64_t mg = 0;
 		size_t j;
@@ -401,15 +403,15 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 
 /* skip_teddy() with AVX2: the same tables in both 128-bit halves, 32
  * lanes per step from offset 0 (n >= 34). */
-__attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set, const unsigned char *p,
-							   size_t n, size_t *done)
+__attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set, const __m128i *tab,
+							   const unsigned char *p, size_t n, size_t *done)
 {
-	const __m256i lo1 = _mm256_broadcastsi128_si256(set->teddy[0]);
-	const __m256i hi1 = _mm256_broadcastsi128_si256(set->teddy[1]);
-	const __m256i lo2 = _mm256_broadcastsi128_si256(set->teddy[2]);
-	const __m256i hi2 = _mm256_broadcastsi128_si256(set->teddy[3]);
-	const __m256i lo3 = _mm256_broadcastsi128_si256(set->teddy[4]);
-	const __m256i hi3 = _mm256_broadcastsi128_si256(set->teddy[5]);
+	const __m256i lo1 = _mm256_broadcastsi128_si256(tab[0]);
+	const __m256i hi1 = _mm256_broadcastsi128_si256(tab[1]);
+	const __m256i lo2 = _mm256_broadcastsi128_si256(tab[2]);
+	const __m256i hi2 = _mm256_broadcastsi128_si256(tab[3]);
+	const __m256i lo3 = _mm256_broadcastsi128_si256(tab[4]);
+	const __m256i hi3 = _mm256_broadcastsi128_si256(tab[5]);
 	const __m256i nib = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
 	const __m256i nl = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
 	const __m256i bs = _mm256_set1_epi8('\\');
@@ -421,14 +423,14 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
 		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 1));
 		__m256i z = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 2));
-		__m256i a1 = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
-					      _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
-		__m256i a2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
-					      _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib)));
+		__m256i xl = _mm256_and_si256(x, nib), xh = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
+		__m256i yl = _mm256_and_si256(y, nib), yh = _mm256_and_si256(_mm256_srli_epi16(y, 4), nib);
+		__m256i zl = _mm256_and_si256(z, nib), zh = _mm256_and_si256(_mm256_srli_epi16(z, 4), nib);
+		__m256i a1 = _mm256_and_si256(_mm256_shuffle_epi8(lo1, xl), _mm256_shuffle_epi8(hi1, xh));
+		__m256i a2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, yl), _mm256_shuffle_epi8(hi2, yh));
 		__m256i r12 = _mm256_and_si256(a1, a2);
-		__m256i r = _mm256_and_si256(
-			r12, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
-					      _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
+		__m256i r = _mm256_and_si256(r12, _mm256_and_si256(_mm256_shuffle_epi8(lo3, zl),
+								   _mm256_shuffle_epi8(hi3, zh)));
 		uint32_t bits;
 		uint64_t mg = 0;
 		size_t j;
@@ -513,35 +515,51 @@ static size_t skip_sse2(const mask_set_t *set, const unsigned char *p, size_t n,
  * also stops where a match broken within its first four bytes may start
  * (gap_window(): its first bytes are not contiguous, so skip_cand() would
  * not see it), in the Teddy loops or byte by byte.
+ *
+ * nul (nul_split with the Teddy loops only): the NUL patterns, out of
+ * first and teddy, are looked for in the same pass: SKIP_NUL_END, p
+ * holds no NUL, one may begin at its last byte only (its NUL in the
+ * next call), byte by byte; SKIP_NUL_ANY, p may hold one: the Teddy
+ * loops run on set->cteddy, both tables in one lookup (perf48m: a
+ * second pass over each block for the NUL patterns made binary data, a
+ * NUL every 256 bytes or so, 40-50% slower to scan), and the bytes
+ * after the last block go one by one, a NUL pattern's first byte with a
+ * NUL there or next.
  */
-static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n)
+enum skip_nul { SKIP_NUL_NONE, SKIP_NUL_END, SKIP_NUL_ANY };
+
+static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n, enum skip_nul nul)
 {
 	size_t i = 0;
 
-	if (set->nfirst == 0)
+	if (set->nfirst == 0 && nul == SKIP_NUL_NONE)
 		return n;
 #ifdef HAVE_TEDDY
 	if (set->use_teddy && n >= 18) {
+		const __m128i *tab = nul == SKIP_NUL_ANY ? set->cteddy : set->teddy;
 		size_t j;
 
 		if (set->use_teddy32 && n >= 34) {
 			/* The 16-lane loop takes what is left of 32-byte steps. */
-			j = skip_teddy32(set, p, n, &i);
+			j = skip_teddy32(set, tab, p, n, &i);
 			if (j < n)
 				return j;
 			if (n - i >= 18) {
-				j = skip_teddy(set, p, i, n, &i);
+				j = skip_teddy(set, tab, p, i, n, &i);
 				if (j < n)
 					return j;
 			}
 			goto tail;
 		}
-		j = skip_teddy(set, p, 0, n, &i);
+		j = skip_teddy(set, tab, p, 0, n, &i);
 		if (j < n)
 			return j;
 		goto tail;
 	}
 #endif
+	/* The NUL patterns too, in fewer bytes than a block: byte by byte. */
+	if (nul != SKIP_NUL_NONE)
+		goto tail;
 	/* Gap patterns without the Teddy loops: byte by byte below. */
 	if (set->gap_max != 0)
 		goto tail;
@@ -574,7 +592,11 @@ tail:
 			if (w < i)
 				return w;
 		}
-		if (set->first[p[i]] && skip_cand(set, p, i, n))
+		/* a NUL pattern: its NUL here or next (NUL_LEAD), or in the
+		 * next call */
+		if ((set->first[p[i]] ||
+		     (nul != SKIP_NUL_NONE && set->wfirst[p[i]] && (i + 1 >= n || p[i] == 0 || p[i + 1] == 0))) &&
+		    skip_cand(set, p, i, n))
 			return set->gap_max != 0 ? gap_ahead(set, p, n, i) : i;
 	}
 	return n;
@@ -1010,32 +1032,62 @@ static size_t nul_next(const mask_set_t *set, const unsigned char *seg, size_t j
 	return n;
 }
 
+/* NULs in the NUL_SAMPLE bytes from a segment's first NUL at or above
+ * which skip_next() takes the segment for wide text (UTF-16 has one
+ * every other byte, binary data one in 256 or so). */
+#define NUL_SAMPLE 64
+#define NUL_DENSE 8
+
 /* What skip_next() learnt of one segment: the first place a NUL pattern
  * may start at or after some offset, and the first place skip_root()
  * stops at from some offset (each valid while the scan has not passed
- * it). */
+ * it); with the Teddy loops, how the segment's NULs come (mode). */
 struct skip_memo {
 	size_t nul;
 	size_t text;
 	bool nul_ok;
 	bool text_ok;
+	enum { MEMO_NEW, MEMO_NO_NUL, MEMO_SPARSE, MEMO_DENSE } mode;
 };
 
 /*
  * skip_root() for the scan at seg[i], i < n: the offset (i or later) at
  * which the automaton must go on. With nul_split (automaton.h), the
- * tables skip_root() runs on leave the NUL patterns out: nul_next()
- * finds where those may start. The memo makes each nul_next() and
- * skip_root() scan a byte once a segment however many stops come
- * between (UTF-16 text stops at many).
+ * tables skip_root() runs on leave the NUL patterns out. With the Teddy
+ * loops, memchr() once a segment decides how to find those (perf48m):
+ * none in the segment, the text tables (a NUL pattern may begin at its
+ * last byte only); a few (binary data), the combined tables, one lookup
+ * a block for both (skip_root() SKIP_NUL_ANY); NUL_DENSE or more in
+ * the NUL_SAMPLE bytes from the first (UTF-16 or UTF-32 text, where
+ * the combined tables pass more lanes and every block holds a NUL), or
+ * without the Teddy loops: the text tables, and nul_next() finds where
+ * those may start, and the memo makes each nul_next() and skip_root()
+ * scan a byte once a segment however many stops come between (UTF-16
+ * text stops at many).
  */
 static size_t skip_next(const mask_set_t *set, const unsigned char *seg, size_t i, size_t n,
 			struct skip_memo *m)
 {
 	if (!set->nul_split)
-		return i + skip_root(set, seg + i, n - i);
+		return i + skip_root(set, seg + i, n - i, SKIP_NUL_NONE);
+#ifdef HAVE_TEDDY
+	if (set->use_teddy && m->mode == MEMO_NEW) {
+		const unsigned char *h = memchr(seg + i, 0, n - i);
+		unsigned nuls = 0;
+
+		if (h == NULL) {
+			m->mode = MEMO_NO_NUL;
+		} else {
+			for (size_t k = (size_t)(h - seg); k < n && k < (size_t)(h - seg) + NUL_SAMPLE; k++)
+				nuls += seg[k] == 0;
+			m->mode = nuls >= NUL_DENSE ? MEMO_DENSE : MEMO_SPARSE;
+		}
+	}
+	if (m->mode == MEMO_NO_NUL || m->mode == MEMO_SPARSE)
+		return i + skip_root(set, seg + i, n - i, m->mode == MEMO_SPARSE ? SKIP_NUL_ANY : SKIP_NUL_END);
+#endif
 	if (!m->text_ok || m->text < i) {
-		m->text = i + skip_root(set, seg + i, n - i);
+		m->text = i + skip_root(set, seg + i, n - i, SKIP_NUL_NONE);
 		m->text_ok = true;
 	}
 	if (!m->nul_ok || m->nul < i) {
@@ -1091,7 +1143,7 @@ static int scan_segment(mask_stream_t *st, const struct feed_ctx *ctx, const uns
 	const mask_set_t *set = st->set;
 	uint32_t q = st->state;
 	size_t i = 0;
-	struct skip_memo memo = { 0, 0, false, false };
+	struct skip_memo memo = { 0, 0, false, false, MEMO_NEW };
 
 	while (i < n) {
 		const struct mask_node *nq;

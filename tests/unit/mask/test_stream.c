@@ -1786,6 +1786,90 @@ out:
 	mask_set_free(set);
 }
 
+/*
+ * perf48m: how skip_next() looks for the NUL patterns with the Teddy
+ * loops is decided once a segment (memchr(), then the NULs in the
+ * NUL_SAMPLE bytes from the first): none (text tables; a NUL pattern
+ * only at the segment's last byte), sparse (binary data: the combined
+ * tables set->cteddy, one lookup a block for both), dense (UTF-16: the
+ * NUL patterns' own block loop). Each wide form at every offset 0-139
+ * of a 200-byte body of random bytes with a NUL every 100 bytes or so
+ * (sparse: checked), so its first byte falls on the last lane of a
+ * 16- or 32-lane block, on the first of the next and in the bytes after
+ * the last block; whole, cut just before and just after its first byte
+ * (the form's first byte the last of a read, its NUL the first of the
+ * next, that read's first NUL), after its NUL, at 16, 32, 48, 64; and
+ * NUL-free text ending in the form's first byte, then the rest in the
+ * next read (the first read has no NUL: text tables). Found as the
+ * reference finds it: fails when the combined tables leave out the NUL
+ * patterns' lanes, or the text-only tail its last byte (checked).
+ */
+static void test_wide_sparse(void)
+{
+	static const size_t edges[] = { 16, 32, 48, 64 };
+	static const char text[] = "The Tok T o k 9 Tok8 Tokens, ab cd zz top; the Tokens again: T";
+	mask_set_t *set = wide_set();
+	unsigned char in[200], body[200];
+	size_t cuts[4];
+	char nm[80];
+	unsigned sparse = 0;
+
+	prng_state = prop_seed() ^ 0x165667b1u;
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (unsigned char)(rnd(100) == 0 ? 0 : 1 + rnd(255));
+	for (size_t k = 1; k < 6; k++) {
+		for (size_t o = 0; o < 140; o++) {
+			size_t d[] = { 0, o, o + 1, o + 2, o + 3, o + wide_len[k] };
+
+			memcpy(body, in, sizeof(body));
+			memcpy(body + o, wide_from[k], wide_len[k]);
+#ifdef HAVE_TEDDY
+			if (set->use_teddy) {
+				struct skip_memo memo = { 0, 0, false, false, MEMO_NEW };
+
+				(void)skip_next(set, body, 0, sizeof(body), &memo);
+				sparse += memo.mode == MEMO_SPARSE;
+			}
+#endif
+			for (size_t c = 0; c < sizeof(d) / sizeof(d[0]); c++) {
+				size_t ncuts = d[c] != 0 && d[c] < sizeof(body) ? 1 : 0;
+
+				cuts[0] = d[c];
+				if (!wide_same(set, body, sizeof(body), cuts, ncuts)) {
+					FAILF("sparse NULs, form %zu (%s) at %zu, cut at %zu: differs", k,
+					      show(wide_from[k], wide_len[k], nm, sizeof(nm)), o, ncuts != 0 ? cuts[0] : 0);
+					goto out;
+				}
+			}
+			if (!wide_same(set, body, sizeof(body), edges, 4)) {
+				FAILF("sparse NULs, form %zu at %zu, cut at 16, 32, 48, 64: differs", k, o);
+				goto out;
+			}
+		}
+		/* NUL-free reads of 1 to 62 bytes ending in the form's first
+		 * byte, then the rest */
+		for (size_t t = 0; t < sizeof(text) - 1; t++) {
+			size_t len = t;
+
+			memcpy(body, text, t);
+			memcpy(body + len, wide_from[k], wide_len[k]);
+			len += wide_len[k];
+			cuts[0] = t + 1;
+			if (!wide_same(set, body, len, cuts, 1)) {
+				FAILF("form %zu after %zu NUL-free bytes, its first byte ending the read: differs", k, t);
+				goto out;
+			}
+		}
+	}
+#ifdef HAVE_TEDDY
+	/* most bodies (one NUL or two in the sample) went the sparse way */
+	CU_ASSERT(!set->use_teddy || sparse > 5 * 140 / 2);
+#endif
+out:
+	(void)sparse;
+	mask_set_free(set);
+}
+
 TEST_REGISTRAR(register_mask_stream_set)
 {
 	CU_pSuite s = test_suite("mask_stream_set", NULL, NULL);
@@ -1798,4 +1882,6 @@ TEST_REGISTRAR(register_mask_stream_set)
 	test_add(s, "wide forms: NUL patterns skipped where no NUL is near; split at every offset", test_wide_split);
 	test_add(s, "wide forms: reads of 1, 2, 3 and 5 bytes all through", test_wide_reads);
 	test_add(s, "wide forms: at every offset of the NUL block filter's blocks, cut at their edges", test_wide_blocks);
+	test_add(s, "wide forms: sparse NULs, the combined tables; a NUL-free read ending in a form's first byte",
+		 test_wide_sparse);
 }
