@@ -1559,7 +1559,7 @@ static mask_set_t *wide_set(void)
 static bool wide_same(mask_set_t *set, const unsigned char *in, size_t len, const size_t *cuts, size_t ncuts)
 {
 	struct bytes ref = { 0 };
-	uint64_t rc[7] = { 0 }, counts[7];
+	uint64_t rc[7] = { 0 }, counts[7] = { 0 };
 	bool ok = true;
 
 	ref_replace(set, in, len, &ref, rc);
@@ -1846,20 +1846,34 @@ static void test_wide_sparse(void)
 				goto out;
 			}
 		}
-		/* NUL-free reads of 1 to 62 bytes ending in the form's first
-		 * byte, then the rest */
+	}
+	/* NUL-free reads of 0 to 61 bytes and a NUL pattern's first byte
+	 * that begins no text pattern ('q'), then the rest */
+	{
+		static const unsigned char q[] = "q\0r\0s\0t\0";
+		struct mask_pair qp[2] = {
+			{ .from = "Tok9", .from_len = 4, .to = "S3n7", .to_len = 4 },
+			{ .from = (const char *)q, .from_len = 8, .to = "Q\0R\0S\0T\0", .to_len = 8 },
+		};
+		enum mask_set_result res;
+		mask_set_t *qs = mask_set_new(qp, 2, MASK_SET_NO_MLOCK, &res);
+
+		CU_ASSERT_FATAL(qs != NULL);
+		CU_ASSERT(qs->nul_split && qs->first['q'] == 0 && qs->wfirst['q'] != 0);
 		for (size_t t = 0; t < sizeof(text) - 1; t++) {
-			size_t len = t;
+			bool ok;
 
 			memcpy(body, text, t);
-			memcpy(body + len, wide_from[k], wide_len[k]);
-			len += wide_len[k];
+			memcpy(body + t, q, 8);
 			cuts[0] = t + 1;
-			if (!wide_same(set, body, len, cuts, 1)) {
-				FAILF("form %zu after %zu NUL-free bytes, its first byte ending the read: differs", k, t);
+			ok = wide_same(qs, body, t + 8, cuts, 1);
+			if (!ok) {
+				FAILF("'q\\0r\\0s\\0t\\0' after %zu NUL-free bytes, its 'q' ending the read: differs", t);
+				mask_set_free(qs);
 				goto out;
 			}
 		}
+		mask_set_free(qs);
 	}
 #ifdef HAVE_TEDDY
 	/* most bodies (one NUL or two in the sample) went the sparse way */
