@@ -373,13 +373,14 @@ __attribute__((target("ssse3"))) static size_t skip_teddy(const mask_set_t *set,
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
 		__m128i z = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 2));
-		__m128i xl = _mm_and_si128(x, nib), xh = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
-		__m128i yl = _mm_and_si128(y, nib), yh = _mm_and_si128(_mm_srli_epi16(y, 4), nib);
-		__m128i zl = _mm_and_si128(z, nib), zh = _mm_and_si128(_mm_srli_epi16(z, 4), nib);
-		__m128i a1 = _mm_and_si128(_mm_shuffle_epi8(lo1, xl), _mm_shuffle_epi8(hi1, xh));
-		__m128i a2 = _mm_and_si128(_mm_shuffle_epi8(lo2, yl), _mm_shuffle_epi8(hi2, yh));
+		__m128i a1 = _mm_and_si128(_mm_shuffle_epi8(lo1, _mm_and_si128(x, nib)),
+					   _mm_shuffle_epi8(hi1, _mm_and_si128(_mm_srli_epi16(x, 4), nib)));
+		__m128i a2 = _mm_and_si128(_mm_shuffle_epi8(lo2, _mm_and_si128(y, nib)),
+					   _mm_shuffle_epi8(hi2, _mm_and_si128(_mm_srli_epi16(y, 4), nib)));
 		__m128i r12 = _mm_and_si128(a1, a2);
-		__m128i r = _mm_and_si128(r12, _mm_and_si128(_mm_shuffle_epi8(lo3, zl), _mm_shuffle_epi8(hi3, zh)));
+		__m128i r = _mm_and_si128(
+			r12, _mm_and_si128(_mm_shuffle_epi8(lo3, _mm_and_si128(z, nib)),
+					   _mm_shuffle_epi8(hi3, _mm_and_si128(_mm_srli_epi16(z, 4), nib))));
 		unsigned bits;
 		uint64_t mg = 0;
 		size_t j;
@@ -423,14 +424,14 @@ __attribute__((target("avx2"))) static size_t skip_teddy32(const mask_set_t *set
 		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
 		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 1));
 		__m256i z = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 2));
-		__m256i xl = _mm256_and_si256(x, nib), xh = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib);
-		__m256i yl = _mm256_and_si256(y, nib), yh = _mm256_and_si256(_mm256_srli_epi16(y, 4), nib);
-		__m256i zl = _mm256_and_si256(z, nib), zh = _mm256_and_si256(_mm256_srli_epi16(z, 4), nib);
-		__m256i a1 = _mm256_and_si256(_mm256_shuffle_epi8(lo1, xl), _mm256_shuffle_epi8(hi1, xh));
-		__m256i a2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, yl), _mm256_shuffle_epi8(hi2, yh));
+		__m256i a1 = _mm256_and_si256(_mm256_shuffle_epi8(lo1, _mm256_and_si256(x, nib)),
+					      _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+		__m256i a2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, _mm256_and_si256(y, nib)),
+					      _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib)));
 		__m256i r12 = _mm256_and_si256(a1, a2);
-		__m256i r = _mm256_and_si256(r12, _mm256_and_si256(_mm256_shuffle_epi8(lo3, zl),
-								   _mm256_shuffle_epi8(hi3, zh)));
+		__m256i r = _mm256_and_si256(
+			r12, _mm256_and_si256(_mm256_shuffle_epi8(lo3, _mm256_and_si256(z, nib)),
+					      _mm256_shuffle_epi8(hi3, _mm256_and_si256(_mm256_srli_epi16(z, 4), nib))));
 		uint32_t bits;
 		uint64_t mg = 0;
 		size_t j;
@@ -516,17 +517,16 @@ static size_t skip_sse2(const mask_set_t *set, const unsigned char *p, size_t n,
  * (gap_window(): its first bytes are not contiguous, so skip_cand() would
  * not see it), in the Teddy loops or byte by byte.
  *
- * nul (nul_split with the Teddy loops only): the NUL patterns, out of
- * first and teddy, are looked for in the same pass: SKIP_NUL_END, p
- * holds no NUL, one may begin at its last byte only (its NUL in the
- * next call), byte by byte; SKIP_NUL_ANY, p may hold one: the Teddy
- * loops run on set->cteddy, both tables in one lookup (perf48m: a
- * second pass over each block for the NUL patterns made binary data, a
- * NUL every 256 bytes or so, 40-50% slower to scan), and the bytes
- * after the last block go one by one, a NUL pattern's first byte with a
- * NUL there or next.
+ * nul (nul_split with the Teddy loops only): SKIP_NUL_ANY, the NUL
+ * patterns, out of first and teddy, are looked for in the same pass:
+ * the Teddy loops run on set->cteddy, both tables in one lookup
+ * (perf48m: a second pass over each block for the NUL patterns made
+ * binary data, a NUL every 256 bytes or so, 40-50% slower to scan), and
+ * the bytes after the last block go one by one, a NUL pattern's first
+ * byte with a NUL there or next, or at the last byte of p (its NUL may
+ * come in the next call).
  */
-enum skip_nul { SKIP_NUL_NONE, SKIP_NUL_END, SKIP_NUL_ANY };
+enum skip_nul { SKIP_NUL_NONE, SKIP_NUL_ANY };
 
 static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n, enum skip_nul nul)
 {
@@ -558,7 +558,7 @@ static size_t skip_root(const mask_set_t *set, const unsigned char *p, size_t n,
 	}
 #endif
 	/* The NUL patterns too, in fewer bytes than a block: byte by byte. */
-	if (nul != SKIP_NUL_NONE)
+	if (nul == SKIP_NUL_ANY)
 		goto tail;
 	/* Gap patterns without the Teddy loops: byte by byte below. */
 	if (set->gap_max != 0)
@@ -595,7 +595,7 @@ tail:
 		/* a NUL pattern: its NUL here or next (NUL_LEAD), or in the
 		 * next call */
 		if ((set->first[p[i]] ||
-		     (nul != SKIP_NUL_NONE && set->wfirst[p[i]] && (i + 1 >= n || p[i] == 0 || p[i + 1] == 0))) &&
+		     (nul == SKIP_NUL_ANY && set->wfirst[p[i]] && (i + 1 >= n || p[i] == 0 || p[i + 1] == 0))) &&
 		    skip_cand(set, p, i, n))
 			return set->gap_max != 0 ? gap_ahead(set, p, n, i) : i;
 	}
@@ -1034,9 +1034,13 @@ static size_t nul_next(const mask_set_t *set, const unsigned char *seg, size_t j
 
 /* NULs in the NUL_SAMPLE bytes from a segment's first NUL at or above
  * which skip_next() takes the segment for wide text (UTF-16 has one
- * every other byte, binary data one in 256 or so). */
+ * every other byte, binary data one in 256 or so); the bytes from its
+ * start it looks for that NUL in (random bytes hold one in 98% of
+ * spans this long; a memchr() over the whole segment before the Teddy
+ * loop read it cold: text scanned 10% slower). */
 #define NUL_SAMPLE 64
 #define NUL_DENSE 8
+#define NUL_LOOK 1024
 
 /* What skip_next() learnt of one segment: the first place a NUL pattern
  * may start at or after some offset, and the first place skip_root()
@@ -1047,19 +1051,19 @@ struct skip_memo {
 	size_t text;
 	bool nul_ok;
 	bool text_ok;
-	enum { MEMO_NEW, MEMO_NO_NUL, MEMO_SPARSE, MEMO_DENSE } mode;
+	enum { MEMO_NEW, MEMO_SPLIT, MEMO_SPARSE } mode;
 };
 
 /*
  * skip_root() for the scan at seg[i], i < n: the offset (i or later) at
  * which the automaton must go on. With nul_split (automaton.h), the
  * tables skip_root() runs on leave the NUL patterns out. With the Teddy
- * loops, memchr() once a segment decides how to find those (perf48m):
- * none in the segment, the text tables (a NUL pattern may begin at its
- * last byte only); a few (binary data), the combined tables, one lookup
- * a block for both (skip_root() SKIP_NUL_ANY); NUL_DENSE or more in
- * the NUL_SAMPLE bytes from the first (UTF-16 or UTF-32 text, where
- * the combined tables pass more lanes and every block holds a NUL), or
+ * loops, memchr() over the first NUL_LOOK bytes of a segment decides
+ * how to find those (perf48m): a NUL there, fewer than NUL_DENSE in the
+ * NUL_SAMPLE bytes from it (binary data), the combined tables, one
+ * lookup a block for both (skip_root() SKIP_NUL_ANY). Else (text, where
+ * the text tables pass fewer lanes, or UTF-16 or UTF-32 text, where
+ * every block holds a NUL and the combined tables pass more lanes), and
  * without the Teddy loops: the text tables, and nul_next() finds where
  * those may start, and the memo makes each nul_next() and skip_root()
  * scan a byte once a segment however many stops come between (UTF-16
@@ -1072,19 +1076,19 @@ static size_t skip_next(const mask_set_t *set, const unsigned char *seg, size_t 
 		return i + skip_root(set, seg + i, n - i, SKIP_NUL_NONE);
 #ifdef HAVE_TEDDY
 	if (set->use_teddy && m->mode == MEMO_NEW) {
-		const unsigned char *h = memchr(seg + i, 0, n - i);
+		const unsigned char *h = memchr(seg + i, 0, n - i < NUL_LOOK ? n - i : NUL_LOOK);
 		unsigned nuls = 0;
 
-		if (h == NULL) {
-			m->mode = MEMO_NO_NUL;
-		} else {
+		m->mode = MEMO_SPLIT;
+		if (h != NULL) {
 			for (size_t k = (size_t)(h - seg); k < n && k < (size_t)(h - seg) + NUL_SAMPLE; k++)
 				nuls += seg[k] == 0;
-			m->mode = nuls >= NUL_DENSE ? MEMO_DENSE : MEMO_SPARSE;
+			if (nuls < NUL_DENSE)
+				m->mode = MEMO_SPARSE;
 		}
 	}
-	if (m->mode == MEMO_NO_NUL || m->mode == MEMO_SPARSE)
-		return i + skip_root(set, seg + i, n - i, m->mode == MEMO_SPARSE ? SKIP_NUL_ANY : SKIP_NUL_END);
+	if (m->mode == MEMO_SPARSE)
+		return i + skip_root(set, seg + i, n - i, SKIP_NUL_ANY);
 #endif
 	if (!m->text_ok || m->text < i) {
 		m->text = i + skip_root(set, seg + i, n - i, SKIP_NUL_NONE);

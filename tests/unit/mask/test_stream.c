@@ -1788,11 +1788,11 @@ out:
 
 /*
  * perf48m: how skip_next() looks for the NUL patterns with the Teddy
- * loops is decided once a segment (memchr(), then the NULs in the
- * NUL_SAMPLE bytes from the first): none (text tables; a NUL pattern
- * only at the segment's last byte), sparse (binary data: the combined
- * tables set->cteddy, one lookup a block for both), dense (UTF-16: the
- * NUL patterns' own block loop). Each wide form at every offset 0-139
+ * loops is decided once a segment (memchr() over its first NUL_LOOK
+ * bytes, then the NULs in the NUL_SAMPLE bytes from the first): sparse
+ * (binary data: the combined tables set->cteddy, one lookup a block for
+ * both), else (text, UTF-16: the text tables and the NUL patterns' own
+ * block loop). Each wide form at every offset 0-139
  * of a 200-byte body of random bytes with a NUL every 100 bytes or so
  * (sparse: checked), so its first byte falls on the last lane of a
  * 16- or 32-lane block, on the first of the next and in the bytes after
@@ -1800,9 +1800,9 @@ out:
  * (the form's first byte the last of a read, its NUL the first of the
  * next, that read's first NUL), after its NUL, at 16, 32, 48, 64; and
  * NUL-free text ending in the form's first byte, then the rest in the
- * next read (the first read has no NUL: text tables). Found as the
+ * next read, that text NUL-free or with a NUL first. Found as the
  * reference finds it: fails when the combined tables leave out the NUL
- * patterns' lanes, or the text-only tail its last byte (checked).
+ * patterns' lanes (checked).
  */
 static void test_wide_sparse(void)
 {
@@ -1847,8 +1847,10 @@ static void test_wide_sparse(void)
 			}
 		}
 	}
-	/* NUL-free reads of 0 to 61 bytes and a NUL pattern's first byte
-	 * that begins no text pattern ('q'), then the rest */
+	/* Reads of 0 to 61 bytes of text, NUL-free (the text tables and
+	 * nul_next()) or with a NUL first (the combined tables), and a NUL
+	 * pattern's first byte that begins no text pattern ('q'), then the
+	 * rest */
 	{
 		static const unsigned char q[] = "q\0r\0s\0t\0";
 		struct mask_pair qp[2] = {
@@ -1860,15 +1862,19 @@ static void test_wide_sparse(void)
 
 		CU_ASSERT_FATAL(qs != NULL);
 		CU_ASSERT(qs->nul_split && qs->first['q'] == 0 && qs->wfirst['q'] != 0);
-		for (size_t t = 0; t < sizeof(text) - 1; t++) {
+		for (size_t t = 0; t < 2 * (sizeof(text) - 1); t++) {
+			size_t tl = t % (sizeof(text) - 1);
 			bool ok;
 
-			memcpy(body, text, t);
-			memcpy(body + t, q, 8);
-			cuts[0] = t + 1;
-			ok = wide_same(qs, body, t + 8, cuts, 1);
+			memcpy(body, text, tl);
+			if (t >= sizeof(text) - 1 && tl > 0)
+				body[0] = 0;
+			memcpy(body + tl, q, 8);
+			cuts[0] = tl + 1;
+			ok = wide_same(qs, body, tl + 8, cuts, 1);
 			if (!ok) {
-				FAILF("'q\\0r\\0s\\0t\\0' after %zu NUL-free bytes, its 'q' ending the read: differs", t);
+				FAILF("'q\\0r\\0s\\0t\\0' after %zu bytes (NUL first: %d), its 'q' ending the read: differs",
+				      tl, t >= sizeof(text) - 1);
 				mask_set_free(qs);
 				goto out;
 			}
