@@ -109,11 +109,10 @@ static int random_hex(char *out, size_t n)
 static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", NULL};
-	char policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16], rest[128];
+	char policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16];
 	char envn[96], envh[96], envb[96], envd[96], enve[96], a[40], b[40], d[40], e[48], h[40], path[4200];
 	char *wrap[] = {"env", envn, envh, envb, envd, enve, NULL};
 	char *argv[] = {TEST_ENV_CLEAN, PY, p_up, cert, key, NULL};
-	const char *colon;
 	char *env;
 	bool got;
 
@@ -127,14 +126,8 @@ static int fixtures_up(void)
 		return -1;
 	snprintf(cert, sizeof(cert), "%s/server.pem", p_certs);
 	snprintf(key, sizeof(key), "%s/server.key", p_certs);
-	if ((up = test_proc_start(argv, "listening on ", rest, sizeof(rest), 20000)) == NULL)
+	if ((up = test_listener_start(argv, "escecho", &upport, 20000)) == NULL)
 		return -1;
-	colon = strrchr(rest, ':');
-	upport = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
-	if (upport == 0) {
-		fprintf(stderr, "escecho: the upstream said 'listening on %s': no port\n", rest);
-		return -1;
-	}
 	if (test_random_alnum(a, 36) < 0 || test_random_alnum(b, 32) < 0 || test_random_alnum(d, 34) < 0 || test_random_alnum(e, 40) < 0 ||
 	    random_hex(h, 36) < 0)
 		return -1;
@@ -153,19 +146,12 @@ static int fixtures_up(void)
 	explicit_bzero(d, sizeof(d));
 	explicit_bzero(e, sizeof(e));
 	explicit_bzero(h, sizeof(h));
-	snprintf(policy, sizeof(policy),
-		 "network:\n"
-		 "  allowedDomains: [\"127.0.0.1\"]\n"
-		 "  tlsTerminate:\n"
-		 "    extraCaCertPaths: [\"%s/ca.pem\"]\n"
-		 "credentials:\n"
-		 "  envVars:\n"
-		 "    - {name: PV_NPM, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
+	if (test_policy_loopback_mask(policy, sizeof(policy), p_certs, "PV_NPM", "header, body",
 		 "    - {name: PV_HEX4, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
 		 "    - {name: PV_BSL, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
 		 "    - {name: PV_DIG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
-		 "    - {name: PV_EQ, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n",
-		 p_certs);
+		 "    - {name: PV_EQ, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n") < 0)
+		return -1;
 	if (test_px_start(&px, root, wrap, policy) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/env", px.session);
@@ -194,11 +180,7 @@ static int suite_cleanup(void)
 
 	if (px.proc != NULL)
 		bad |= test_px_stop(&px) != 0;
-	if (up != NULL) {
-		(void)test_proc_stop(up, SIGTERM, 5000);
-		test_proc_free(up);
-		up = NULL;
-	}
+	test_listener_stop(&up);
 	if (root != NULL)
 		test_rmtree(root);
 	free(root);
@@ -214,15 +196,7 @@ static int suite_cleanup(void)
 
 static int suite_init(void)
 {
-	if (ready)
-		return 0;
-	if (fixtures_up() < 0) {
-		fprintf(stderr, "escecho: the fixtures could not be set up (the lines above say why)\n");
-		(void)suite_cleanup();
-		return -1;
-	}
-	ready = true;
-	return 0;
+	return test_suite_fixtures(&ready, "escecho", fixtures_up, suite_cleanup);
 }
 
 /* curl through the proxy: http (1.1 or 2), a body of type ct; stdout
