@@ -351,6 +351,17 @@ out:
  * policy denies and the unnamed credential-looking ones removed. */
 static bool path_under(const char *path, const char *dir);
 
+/* The value of NAME in the host's environment, or NULL. */
+static const char *host_env_get(const struct plan_host *h, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
+		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
+			return h->env[i] + n + 1;
+	return NULL;
+}
+
 /*
  * TMPDIR, TMP and TEMP of the host's environment (h->env) that point
  * inside a path the plan protects (pl->protect: read-only in the
@@ -375,7 +386,6 @@ static bool path_under(const char *path, const char *dir);
  * logging (ENOMEM).
  */
 static bool shared_real(const char *real, const char *runtime, const char *own_run);
-static const char *host_env_get(const struct plan_host *h, const char *name);
 static void shared_runtime(const char *xdg, char runtime[PATH_MAX], char own_run[PATH_MAX]);
 
 static int plan_tmpdir(struct run_plan *pl, const struct plan_host *h, const struct plan_session *s)
@@ -648,16 +658,6 @@ out:
 	return rc;
 }
 
-/* The value of NAME in the host's environment, or NULL. */
-static const char *host_env_get(const struct plan_host *h, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
-		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
-			return h->env[i] + n + 1;
-	return NULL;
-}
 
 /* As node's path.resolve() leaves an absolute path: no empty, '.' or '..'
  * component, no trailing slash (the sandbox refuses a protected path
@@ -1254,8 +1254,6 @@ static int plan_npmrc_caches(struct run_plan *pl, const struct plan_host *h)
  * holds one (`/` as the working directory, /var, /run/user) cannot be
  * left out without losing what the user meant: the start is refused.
  */
-static const char *host_env(const struct plan_host *h, const char *name);
-
 static const char *const shared_names[] = {
 	"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/var/lock", "/run", "/var/run",
 	"/run/user", "/dev", "/proc", "/sys", NULL,
@@ -1409,7 +1407,7 @@ static int plan_shared(struct run_plan *pl, const struct plan_host *h)
 	char runtime[PATH_MAX], own_run[PATH_MAX];
 	size_t out = 0;
 
-	shared_runtime(host_env(h, "XDG_RUNTIME_DIR"), runtime, own_run);
+	shared_runtime(host_env_get(h, "XDG_RUNTIME_DIR"), runtime, own_run);
 	for (size_t i = 0; i < pl->allow_write.n; i++) {
 		char real[PATH_MAX];
 
@@ -1940,17 +1938,6 @@ static bool link_would_be(const char *lnk, char out[PATH_MAX])
 		return true;
 	}
 	return false;
-}
-
-/* The value of name in the command's environment, or NULL. */
-static const char *host_env(const struct plan_host *h, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
-		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
-			return h->env[i] + n + 1;
-	return NULL;
 }
 
 /* One walk of protect_home_links(): sv and awr as there; home: the
@@ -2690,7 +2677,7 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 			strv_free(&plain);
 			memcpy(held[nheld++], real, sizeof(real));
 		} else {
-			rc = protect_home_links(sv, &awr, real, host_env(h, "XDG_CACHE_HOME"));
+			rc = protect_home_links(sv, &awr, real, host_env_get(h, "XDG_CACHE_HOME"));
 		}
 		/* Its configuration and data directories: every entry, dot or
 		 * not. */
@@ -2760,14 +2747,10 @@ static int protect_homes(struct strv *sv, struct strv *cover, struct strv *follo
 static const char *git_global_env(void *arg, const char *name)
 {
 	const struct plan_host *h = arg;
-	size_t n = strlen(name);
 
 	if (strcmp(name, "HOME") == 0 && h->home != NULL)
 		return h->home;
-	for (size_t i = 0; h->env != NULL && h->env[i] != NULL; i++)
-		if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
-			return h->env[i] + n + 1;
-	return NULL;
+	return host_env_get(h, name);
 }
 
 /*
@@ -3600,14 +3583,9 @@ static int plan_relative_path(const struct plan_host *h)
 	for (size_t v = 0; v < ARRAY_LEN(vars) + nplug; v++) {
 		const struct env_plugin_var *pv = v < ARRAY_LEN(vars) ? NULL : &env_plugin_path_vars[v - ARRAY_LEN(vars)];
 		enum relvar_kind kind = pv == NULL ? vars[v].kind : pv->one ? RV_ONE : RV_LIST;
-		const char *name = pv == NULL ? vars[v].name : pv->name, *val = NULL;
+		const char *name = pv == NULL ? vars[v].name : pv->name, *val = host_env_get(h, name);
 		const char *seps = kind == RV_LUA ? ";" : kind == RV_WORDS ? " \t\n" : kind == RV_COMMA ? ","
 				   : strcmp(name, "LD_PRELOAD") == 0 ? ": " : ":";
-		size_t n = strlen(name);
-
-		for (size_t i = 0; h->env != NULL && h->env[i] != NULL && val == NULL; i++)
-			if (strncmp(h->env[i], name, n) == 0 && h->env[i][n] == '=')
-				val = h->env[i] + n + 1;
 		if (val == NULL || (v != 0 && val[0] == '\0' && kind != RV_ONE_DOT))
 			continue;
 		for (const char *e = val;;) {
@@ -3739,7 +3717,7 @@ static int code_home_one(struct strv *out, const struct strv *aw, const char *va
  */
 static int code_homes_state(const struct plan_host *h, char *dir, size_t len, bool create)
 {
-	const char *x = host_env(h, "XDG_STATE_HOME");
+	const char *x = host_env_get(h, "XDG_STATE_HOME");
 	int n;
 
 	if (x != NULL && x[0] == '/')
@@ -3762,7 +3740,7 @@ static int print_code_homes_notice(struct run_plan *pl, const struct plan_host *
 	int rc = -1, fd = -1, dfd = -1;
 
 	for (size_t i = 0; env_startup_vars[i].name != NULL; i++) {
-		const char *val = host_env(h, env_startup_vars[i].name);
+		const char *val = host_env_get(h, env_startup_vars[i].name);
 
 		if (val != NULL && code_home_one(&found, &pl->allow_write, env_startup_vars[i].name,
 						 strlen(env_startup_vars[i].name), val, !env_startup_vars[i].one) < 0)
