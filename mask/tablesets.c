@@ -1300,12 +1300,19 @@ static size_t pct_decoded(const char *s, size_t len, bool plus, unsigned char *o
  * (JSON's "\u" four), the most starts (the whole value, one byte, two to
  * four hex digits, a run of decimal and one of hex digits) and ends. */
 #define EDGE_TAKE_MAX 4
-#define EDGE_FROM_MAX (EDGE_TAKE_MAX + 3)
+#define EDGE_FROM_MAX (EDGE_CUT_MAX + 3)
 #define EDGE_TO_MAX 3
 /* The most edge slices of a value and the forms of each (raw, %XX
  * decoded, also '+' as a space). */
 #define EDGE_SLICES_MAX (EDGE_FROM_MAX * EDGE_TO_MAX)
 #define EDGE_FORMS_MAX (3 * EDGE_SLICES_MAX)
+/* The most bytes an escape at either end of a value may take of it,
+ * whatever they are (round 49, attack49p): "\U" and eight hex digits
+ * (Python, C++, TOML, YAML), HTML's legacy named references without
+ * a ';' ("&not", "&middot"), an escape among a value's last bytes; and
+ * the most bytes of a value's core (value_core()) in the folded set. */
+#define EDGE_CUT_MAX 8
+#define EDGE_CORE_MAX 64
 
 /* Adds k to from[0..*nf) unless it is there or leaves the value fewer
  * than EDGE_MIN_BYTES bytes. */
@@ -1355,6 +1362,11 @@ static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX],
 		dec++;
 	for (size_t k = 2; k <= EDGE_TAKE_MAX && k <= hex; k++)
 		edge_from(from, &nf, k, len);
+	/* "\U" + eight: five to eight hex digits where the core leaves them
+	 * out (a value under 24 bytes: its core is cut shorter) */
+	for (size_t k = EDGE_TAKE_MAX + 1; k <= EDGE_CUT_MAX && k <= hex; k++)
+		if (k > (len - EDGE_MIN_BYTES) / 2)
+			edge_from(from, &nf, k, len);
 	edge_from(from, &nf, dec, len);
 	edge_from(from, &nf, hex, len);
 	if (v[len - 1] == '%' || v[len - 1] == '=')
@@ -1371,6 +1383,50 @@ static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX],
 }
 
 /*
+ * A value's core (round 49, attack49p): v[*off..return) with up to
+ * EDGE_CUT_MAX bytes at each end left out, whatever they are (at most
+ * half of what is over EDGE_MIN_BYTES), at most EDGE_CORE_MAX bytes long
+ * (then from the middle of the value), its ends moved off a %XX escape
+ * so that its decoded form is one a decoded echo holds.
+ * value_edges() enumerates the escapes it knows, for values
+ * of up to 1 KiB; an escape it does not ("\U000" + five hex digits,
+ * "&not"), or any at the ends of a longer value, leaves an echo that
+ * still holds the core. 0 (no core) for a value under EDGE_MIN_BYTES + 2
+ * bytes.
+ */
+static size_t value_core(const char *v, size_t len, size_t *off)
+{
+	size_t cut, end;
+
+	*off = 0;
+	if (len < EDGE_MIN_BYTES + 2)
+		return 0;
+	cut = (len - EDGE_MIN_BYTES) / 2;
+	if (cut > EDGE_CUT_MAX)
+		cut = EDGE_CUT_MAX;
+	end = len - cut;
+	/* a long value's middle: its ends may be a format's fixed bytes (a
+	 * PEM key's header, a JSON key's first field), shared with others */
+	if (end - cut > EDGE_CORE_MAX) {
+		cut = (len - EDGE_CORE_MAX) / 2;
+		end = cut + EDGE_CORE_MAX;
+	}
+	/* not inside a "%XX": the core begins after it, ends before it */
+	if (v[cut - 1] == '%')
+		cut += 2;
+	else if (cut >= 2 && v[cut - 2] == '%')
+		cut += 1;
+	if (v[end - 1] == '%')
+		end -= 1;
+	else if (v[end - 2] == '%')
+		end -= 2;
+	if (end < cut + EDGE_MIN_BYTES)
+		return 0;
+	*off = cut;
+	return end;
+}
+
+/*
  * t->folded: every raw value folded (mask_fold(): ASCII lower-cased,
  * the four wide forms that fold to ASCII letters as those), once (two
  * values differing only in case are one pattern), and every piece of a
@@ -1381,7 +1437,9 @@ static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX],
  * bytes at its ends a client's escape may take (value_edges()), those
  * raw too (round 47, attack47p: injected raw into a Cookie or a form
  * body, a server decodes it and an echo hands it back, a form the
- * remask cannot map to its sentinel's: found, the response is cut).
+ * remask cannot map to its sentinel's: found, the response is cut),
+ * and its core (value_core(), round 49: any escape of up to 8 bytes at
+ * either end, of a value of any length), raw and decoded.
  * The folded copies live
  * in a buffer wiped and freed here; the set keeps its own in its arena.
  * t->folded_rawmax: the most input bytes a pattern's match may take
@@ -1389,7 +1447,7 @@ static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX],
  */
 static int build_folded(mask_table_t *t)
 {
-	size_t npat = t->nvalues * (1 + PIECES_MAX + EDGE_FORMS_MAX + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
+	size_t npat = t->nvalues * (1 + PIECES_MAX + EDGE_FORMS_MAX + 3 + WIDE_FOLDED * WIDE_PIECES_MAX) + 1;
 	struct mask_pair *pairs = calloc(npat, sizeof(*pairs));
 	unsigned char *low = NULL;
 	size_t total = 0, off = 0, n = 0, wsum = 0;
@@ -1414,7 +1472,7 @@ static int build_folded(mask_table_t *t)
 		size_t from[EDGE_FROM_MAX], to[EDGE_TO_MAX], nt;
 		size_t nf = value_edges(t->value[v].real, t->value[v].len, from, to, &nt);
 
-		total += t->value[v].len <= FOLD_VALUE_MAX ? (3 + 3 * nf * nt) * t->value[v].len : 0;
+		total += t->value[v].len <= FOLD_VALUE_MAX ? (3 + 3 * nf * nt) * t->value[v].len + 3 * EDGE_CORE_MAX : 0;
 	}
 	total += wsum;
 	low = malloc(total + 1);
@@ -1423,7 +1481,7 @@ static int build_folded(mask_table_t *t)
 	for (size_t v = 0; v < t->nvalues; v++) {
 		const struct tvalue *tv = &t->value[v];
 		struct piece pc[PIECES_MAX];
-		size_t np, len = tv->len, from[EDGE_FROM_MAX], to[EDGE_TO_MAX], nt, nf;
+		size_t np, len = tv->len, from[EDGE_FROM_MAX], to[EDGE_TO_MAX], nt, nf, coff, cend;
 
 		if (len == 0 || len > FOLD_VALUE_MAX)
 			continue;
@@ -1446,6 +1504,15 @@ static int build_folded(mask_table_t *t)
 					n = folded_add(t, pairs, n, low, &off,
 						       mask_fold(low + off, low + off, pct_decoded(e, el, plus, low + off)), v);
 			}
+		/* Its core, raw and decoded ('+' as it is and as a space). */
+		if ((cend = value_core(tv->real, len, &coff)) > 0) {
+			n = folded_add(t, pairs, n, low, &off, mask_fold(low + off, tv->real + coff, cend - coff), v);
+			for (int plus = 0; plus < 2; plus++)
+				n = folded_add(t, pairs, n, low, &off,
+					       mask_fold(low + off, low + off,
+							 pct_decoded(tv->real + coff, cend - coff, plus, low + off)),
+					       v);
+		}
 		/* Its wide forms, in the pieces form_wide() cuts (NULs stay,
 		 * A-Z are lower-cased). UTF-32's too (perf46m): the fold then
 		 * holds back up to 4 bytes a value byte (a close-delimited
