@@ -108,6 +108,8 @@ struct mask_table {
 	uint64_t *folded_counts;/* [pairs of folded] */
 	size_t folded_rawmax;   /* the most input bytes a match of folded takes
 				 * (mask_fold_rawmax() of its longest pattern) */
+	size_t folded_min;      /* its shortest pattern: shorter text holds none (may be
+				 * under min_len: edge, core and decoded forms) */
 	bool wide_all;          /* every value is wide (struct tvalue): mask_table_wide_forms() */
 	struct enc_cache *enc;  /* arena: mask_table_encoded_real()'s needles, built
 				 * at its first call (start-up, one thread) */

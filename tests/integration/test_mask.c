@@ -3686,6 +3686,34 @@ static void test_remask_body_case(void)
 				free(out);
 				out = NULL;
 			}
+			/* Round 49 (attack49p): the value less 8 bytes at each
+			 * end (its core: an escape's bytes taken at either end),
+			 * as it is, in a close frame's reason or a pong. It is
+			 * shorter than any value: the folded search returned at
+			 * once on text shorter than the shortest value
+			 * (t->min_len) and the client got it. */
+			for (int k = 0; k < 2; k++) {
+				char q[2 * TOK_LEN + 32], core[TOK_LEN - 15], cx[2 * TOK_LEN + 1];
+
+				memcpy(core, tok_real + 8, TOK_LEN - 16);
+				core[TOK_LEN - 16] = '\0';
+				to_hex(core, cx);
+				snprintf(q, sizeof(q), "%s%s&op=%s", k == 0 ? "03e8" : "", cx, k == 0 ? "88" : "8a");
+				{
+					char *argv[] = {TEST_ENV_CLEAN, (char *)test_python(), py_path, "wsctl", p.t.addr, target,
+							p.t.trust, q, NULL};
+
+					rc = runv(&out, argv);
+				}
+				wleak = out != NULL && strstr(out, core) != NULL;
+				ROW(rc == 0 && !wleak && out != NULL && strstr(out, "|CLOSED") != NULL,
+				    "WebSocket: the value less 8 bytes at each end in a %s frame was not cut (exit %d): %.300s",
+				    k == 0 ? "close" : "pong", rc, wleak ? "[the value's core]" : test_nz(out));
+				ncut++;
+				free(out);
+				out = NULL;
+				explicit_bzero(core, sizeof(core));
+			}
 		}
 		/* Ordinary bodies: the sentinel in another case, a part of the
 		 * value upper-cased. */
