@@ -1382,21 +1382,32 @@ static size_t value_edges(const char *v, size_t len, size_t from[EDGE_FROM_MAX],
 	return nf;
 }
 
+/* Whether c is one no escaper writes another way (RFC 3986's
+ * unreserved: JSON, HTML and URL encoders all leave it as it is). */
+static bool core_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+	       c == '_' || c == '~';
+}
+
 /*
- * A value's core (round 49, attack49p): v[*off..return) with up to
- * EDGE_CUT_MAX bytes at each end left out, whatever they are (at most
- * half of what is over EDGE_MIN_BYTES), at most EDGE_CORE_MAX bytes long
- * (then from the middle of the value), its ends moved off a %XX escape
- * so that its decoded form is one a decoded echo holds.
- * value_edges() enumerates the escapes it knows, for values
- * of up to 1 KiB; an escape it does not ("\U000" + five hex digits,
- * "&not"), or any at the ends of a longer value, leaves an echo that
- * still holds the core. 0 (no core) for a value under EDGE_MIN_BYTES + 2
- * bytes.
+ * A value's core (round 49, attack49p): v[*off..return) within the value
+ * less up to EDGE_CUT_MAX bytes at each end, whatever they are (at most
+ * half of what is over EDGE_MIN_BYTES). value_edges() enumerates the
+ * escapes it knows, for values of up to 1 KiB; an escape it does not
+ * ("\U000" + five hex digits, "&not"), or any at the ends of a longer
+ * value, leaves an echo that still holds the core. Its longest run of
+ * bytes no escaper rewrites (core_byte()), when of EDGE_MIN_BYTES or
+ * more: an echo JSON-, HTML- or URL-escaped again (PHP's "\/") still
+ * holds it; else that part of the value whole (its decoded forms are
+ * in the set too), its ends moved off a %XX escape. At most
+ * EDGE_CORE_MAX bytes, from the middle of a longer stretch (a PEM key's
+ * or a JSON key file's first bytes are the same in every key). 0 (no
+ * core) for a value under EDGE_MIN_BYTES + 2 bytes.
  */
 static size_t value_core(const char *v, size_t len, size_t *off)
 {
-	size_t cut, end;
+	size_t cut, end, best = 0, bestat = 0;
 
 	*off = 0;
 	if (len < EDGE_MIN_BYTES + 2)
@@ -1405,10 +1416,20 @@ static size_t value_core(const char *v, size_t len, size_t *off)
 	if (cut > EDGE_CUT_MAX)
 		cut = EDGE_CUT_MAX;
 	end = len - cut;
-	/* a long value's middle: its ends may be a format's fixed bytes (a
-	 * PEM key's header, a JSON key's first field), shared with others */
+	for (size_t i = cut, run = 0; i < end; i++) {
+		run = core_byte((unsigned char)v[i]) ? run + 1 : 0;
+		if (run > best) {
+			best = run;
+			bestat = i + 1 - run;
+		}
+	}
+	if (best >= EDGE_MIN_BYTES) {
+		cut = bestat;
+		end = bestat + best;
+	}
+	/* a long stretch's middle */
 	if (end - cut > EDGE_CORE_MAX) {
-		cut = (len - EDGE_CORE_MAX) / 2;
+		cut += (end - cut - EDGE_CORE_MAX) / 2;
 		end = cut + EDGE_CORE_MAX;
 	}
 	/* not inside a "%XX": the core begins after it, ends before it */

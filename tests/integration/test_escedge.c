@@ -14,17 +14,21 @@
  *     taken, no hex digits;
  *   - "\" + the sentinel of a value over 1 KiB (a long JWT, a PEM key's
  *     line run): JSON's "\n" takes its first byte, and a value over
- *     1 KiB had no edge forms at all.
+ *     1 KiB had no edge forms at all;
+ *   - "&" + the sentinel of a value beginning "not" and holding a '/',
+ *     echoed JSON-escaped as PHP's json_encode() writes it ("\/"): a
+ *     core holding the '/' is raw, the echo is not.
  * Each rest must never reach the client (the response cut, fail closed)
  * and the audit names the credential. Every row of test_escape_rest
  * handed the sandbox the rest of the real value in clear before round
- * 49 (value_core(): the value less up to 8 bytes at each end, whatever
- * they are, is in the folded set).
+ * 49 (value_core(): the longest run of bytes no escaper rewrites in the
+ * value less up to 8 bytes at each end, whatever they are, is in the
+ * folded set).
  *
- * Suite "escedge". One proxy (PV_U5, PV_U6, PV_NOT, PV_LONG injected
+ * Suite "escedge". One proxy (PV_U5, PV_U6, PV_NOT, PV_LONG, PV_SL injected
  * into 127.0.0.1 in headers and bodies), an HTTP/1.1 TLS upstream
  * written here that decodes a body (Python's unicode_escape, html or
- * json) and echoes it as text, client curl (HTTP/1.1 and HTTP/2 to the
+ * json) and echoes it as text (or as PHP's JSON), client curl (HTTP/1.1 and HTTP/2 to the
  * proxy's TLS). The tree lives under /var/tmp.
  */
 #include <limits.h>
@@ -53,8 +57,12 @@ static struct test_proc *up;
 static unsigned upport;
 static struct test_px px;
 /* real values and sentinels: "fa3b9" + 35 hex digits, "10" + 38 hex
- * digits, "not" + 37 letters and digits, "n" + LONG_LEN - 1 of them */
+ * digits, "not" + 37 letters and digits, "n" + LONG_LEN - 1 of them;
+ * PV_SL below */
 static char u5v[64], u5s[64], u6v[64], u6s[64], notv[64], nots[64], longv[LONG_LEN + 8], longs[LONG_LEN + 8];
+/* "not" + 9 letters and digits + "/" + 28 more (a '/' inside: an echo
+ * JSON-escaped as PHP writes it holds "\/") */
+static char slv[96], sls[96];
 
 /*
  * An HTTP/1.1 TLS server: a POST's body decoded by its type (text/x-esc:
@@ -76,6 +84,8 @@ static const char echo_py[] =
 	"        try:\n"
 	"            if ct.startswith('text/x-esc'):\n"
 	"                out = 'esc:' + codecs.decode(body, 'unicode_escape') + '\\n'\n"
+	"            elif ct.startswith('application/x-php-json'):\n"
+	"                out = 'phpjson:' + json.dumps(html.unescape(body.decode('latin-1'))).replace('/', '\\\\/') + '\\n'\n"
 	"            elif ct.startswith('text/html'):\n"
 	"                out = 'html:' + html.unescape(body.decode('latin-1')) + '\\n'\n"
 	"            else:\n"
@@ -115,8 +125,9 @@ static int fixtures_up(void)
 {
 	static const char *const names[] = {"127.0.0.1", NULL};
 	char policy[2 * PATH_MAX], cert[PATH_MAX + 16], key[PATH_MAX + 16];
-	char env5[96], env6[96], envn[96], envl[LONG_LEN + 32], a[40], b[40], c[40], path[PATH_MAX + 8];
-	char *wrap[] = {"env", env5, env6, envn, envl, NULL};
+	char env5[96], env6[96], envn[96], envl[LONG_LEN + 32], envs[128], a[40], b[40], c[40], d[40], e[40];
+	char path[PATH_MAX + 8];
+	char *wrap[] = {"env", env5, env6, envn, envl, envs, NULL};
 	char *argv[] = {TEST_ENV_CLEAN, PY, p_up, cert, key, NULL};
 	char *env;
 	bool got;
@@ -133,7 +144,8 @@ static int fixtures_up(void)
 	snprintf(key, sizeof(key), "%s/server.key", p_certs);
 	if ((up = test_listener_start(argv, "escedge", &upport, 20000)) == NULL)
 		return -1;
-	if (random_hex(a, 35) < 0 || random_hex(b, 38) < 0 || test_random_alnum(c, 37) < 0)
+	if (random_hex(a, 35) < 0 || random_hex(b, 38) < 0 || test_random_alnum(c, 37) < 0 ||
+	    test_random_alnum(d, 9) < 0 || test_random_alnum(e, 28) < 0)
 		return -1;
 	/* test_random_alnum() gives 64 bytes a call */
 	for (size_t at = 1; at < LONG_LEN; at += 50)
@@ -148,13 +160,18 @@ static int fixtures_up(void)
 	snprintf(env6, sizeof(env6), "PV_U6=%s", u6v);
 	snprintf(envn, sizeof(envn), "PV_NOT=%s", notv);
 	snprintf(envl, sizeof(envl), "PV_LONG=%s", longv);
+	snprintf(slv, sizeof(slv), "not%s/%s", d, e);
+	snprintf(envs, sizeof(envs), "PV_SL=%s", slv);
 	explicit_bzero(a, sizeof(a));
 	explicit_bzero(b, sizeof(b));
 	explicit_bzero(c, sizeof(c));
+	explicit_bzero(d, sizeof(d));
+	explicit_bzero(e, sizeof(e));
 	if (test_policy_loopback_mask(policy, sizeof(policy), p_certs, "PV_U5", "header, body",
 		 "    - {name: PV_U6, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
 		 "    - {name: PV_NOT, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
-		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n") < 0)
+		 "    - {name: PV_LONG, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n"
+		 "    - {name: PV_SL, mode: mask, injectHosts: [\"127.0.0.1\"], injectIn: [header, body]}\n") < 0)
 		return -1;
 	if (test_px_start(&px, root, wrap, policy) < 0)
 		return -1;
@@ -162,15 +179,16 @@ static int fixtures_up(void)
 	env = test_read_file(path, NULL);
 	got = env != NULL && test_env_export(env, "PV_U5", u5s, sizeof(u5s)) &&
 	      test_env_export(env, "PV_U6", u6s, sizeof(u6s)) && test_env_export(env, "PV_NOT", nots, sizeof(nots)) &&
-	      test_env_export(env, "PV_LONG", longs, sizeof(longs));
+	      test_env_export(env, "PV_LONG", longs, sizeof(longs)) && test_env_export(env, "PV_SL", sls, sizeof(sls));
 	free(env);
 	explicit_bzero(env5, sizeof(env5));
 	explicit_bzero(env6, sizeof(env6));
 	explicit_bzero(envn, sizeof(envn));
 	explicit_bzero(envl, sizeof(envl));
+	explicit_bzero(envs, sizeof(envs));
 	if (!got || strlen(u5s) != strlen(u5v) || strlen(u6s) != strlen(u6v) || strlen(nots) != strlen(notv) ||
-	    strlen(longs) != strlen(longv)) {
-		fprintf(stderr, "escedge: no PV_U5, PV_U6, PV_NOT or PV_LONG sentinel of its value's length in %s\n", path);
+	    strlen(longs) != strlen(longv) || strlen(sls) != strlen(slv)) {
+		fprintf(stderr, "escedge: no PV_U5, PV_U6, PV_NOT, PV_LONG or PV_SL sentinel of its value's length in %s\n", path);
 		return -1;
 	}
 	return 0;
@@ -191,6 +209,7 @@ static int suite_cleanup(void)
 	explicit_bzero(u6v, sizeof(u6v));
 	explicit_bzero(notv, sizeof(notv));
 	explicit_bzero(longv, sizeof(longv));
+	explicit_bzero(slv, sizeof(slv));
 	ready = false;
 	return bad ? -1 : 0;
 }
@@ -253,20 +272,27 @@ static const char *red(char *s, const char *w)
 static void test_escape_rest(void)
 {
 	static char https[2][16] = {"--http1.1", "--http2"};
-	char body[LONG_LEN + 64], *out = NULL, *aud = NULL;
+	char body[LONG_LEN + 64], slrest[128], *out = NULL, *aud = NULL;
 	bool ok;
 
 	CU_ASSERT_FATAL(ready);
-	for (int r = 0; r < 4; r++)
+	/* PV_SL's rest as PHP's json_encode() writes it: '/' as "\/" */
+	for (size_t i = 3, o = 0; i <= strlen(slv) && o + 2 < sizeof(slrest); i++) {
+		if (slv[i] == '/')
+			slrest[o++] = '\\';
+		slrest[o++] = slv[i];
+	}
+	for (int r = 0; r < 5; r++)
 		for (int h = 0; h < 2; h++) {
 			size_t mark = test_file_size(px.audit);
-			const char *cred = r == 0 ? "PV_U5" : r == 1 ? "PV_U6" : r == 2 ? "PV_NOT" : "PV_LONG";
+			const char *cred = r == 0 ? "PV_U5" : r == 1 ? "PV_U6" : r == 2 ? "PV_NOT" : r == 3 ? "PV_LONG" : "PV_SL";
 			const char *what = r == 0   ? "'\\U000' + sentinel of fa3b9... (unicode_escape)"
 					   : r == 1 ? "'\\U00' + sentinel of 10... (unicode_escape)"
 					   : r == 2 ? "'&' + sentinel of not... (HTML)"
-						    : "'\\' + sentinel of a 1500-byte n... (JSON)";
+					   : r == 3 ? "'\\' + sentinel of a 1500-byte n... (JSON)"
+						    : "'&' + sentinel of not.../... (HTML, echoed as JSON with '/' as '\\/')";
 			/* the rest the decoder leaves: all but the bytes it took */
-			const char *rest = r == 0 ? u5v + 5 : r == 1 ? u6v + 6 : r == 2 ? notv + 3 : longv + 1;
+			const char *rest = r == 0 ? u5v + 5 : r == 1 ? u6v + 6 : r == 2 ? notv + 3 : r == 3 ? longv + 1 : slrest;
 
 			if (r == 0)
 				snprintf(body, sizeof(body), "v=\\U000%s", u5s);
@@ -274,9 +300,16 @@ static void test_escape_rest(void)
 				snprintf(body, sizeof(body), "v=\\U00%s", u6s);
 			else if (r == 2)
 				snprintf(body, sizeof(body), "<p>&%s</p>", nots);
-			else
+			else if (r == 3)
 				snprintf(body, sizeof(body), "{\"a\":\"1\",\"v\":\"\\%s\"}", longs);
-			(void)curl(https[h], r < 2 ? "text/x-esc" : r == 2 ? "text/html" : "application/json", body, &out);
+			else
+				snprintf(body, sizeof(body), "<p>&%s</p>", sls);
+			(void)curl(https[h],
+				   r < 2    ? "text/x-esc"
+				   : r == 2 ? "text/html"
+				   : r == 3 ? "application/json"
+					    : "application/x-php-json",
+				   body, &out);
 			ok = out != NULL && strstr(out, "HTTP/") != NULL && strstr(out, rest) == NULL;
 			ROW(ok, "%s %s in the body: the rest of the real value of %s reached the client:\n%.600s",
 			    https[h], what, cred, red(out, rest));
@@ -295,6 +328,7 @@ static void test_escape_rest(void)
 			aud = NULL;
 		}
 	explicit_bzero(body, sizeof(body));
+	explicit_bzero(slrest, sizeof(slrest));
 }
 
 /* Controls (they fail if the new forms cut what the re-masker swapped
@@ -327,7 +361,7 @@ TEST_REGISTRAR(escedge_suite)
 {
 	CU_pSuite s = test_suite("escedge", suite_init, suite_cleanup);
 
-	test_add(s, "'\\U000', '\\U00', '&' or '\\' before a sentinel (five, six, three bytes; a 1500-byte value), echoed decoded: no rest comes",
+	test_add(s, "'\\U000', '\\U00', '&' or '\\' before a sentinel (five, six, three bytes; a 1500-byte value; a '/' echoed as '\\/'), echoed decoded: no rest comes",
 		 test_escape_rest);
 	test_add(s, "sentinels alone and after an escape in a JSON body, echoed: re-masked", test_plain_echo);
 }
