@@ -1390,6 +1390,18 @@ static bool core_byte(unsigned char c)
 	       c == '_' || c == '~';
 }
 
+/* Whether s[0..n) holds a letter and a digit. */
+static bool mixed_run(const char *s, size_t n)
+{
+	bool alpha = false, digit = false;
+
+	for (size_t i = 0; i < n; i++) {
+		alpha |= (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z');
+		digit |= s[i] >= '0' && s[i] <= '9';
+	}
+	return alpha && digit;
+}
+
 /*
  * A value's core (round 49, attack49p): v[*off..return) within the value
  * less up to EDGE_CUT_MAX bytes at each end, whatever they are (at most
@@ -1398,8 +1410,9 @@ static bool core_byte(unsigned char c)
  * ("\U000" + five hex digits, "&not"), or any at the ends of a longer
  * value, leaves an echo that still holds the core. Its longest run of
  * bytes no escaper rewrites (core_byte()), when of EDGE_MIN_BYTES or
- * more: an echo JSON-, HTML- or URL-escaped again (PHP's "\/") still
- * holds it; else that part of the value whole (its decoded forms are
+ * more and holding letters and digits (mixed_run()): an echo JSON-,
+ * HTML- or URL-escaped again (PHP's "\/") still holds it; else that
+ * part of the value whole (its decoded forms are
  * in the set too), its ends moved off a %XX escape. At most
  * EDGE_CORE_MAX bytes, from the middle of a longer stretch (a PEM key's
  * or a JSON key file's first bytes are the same in every key). 0 (no
@@ -1423,7 +1436,10 @@ static size_t value_core(const char *v, size_t len, size_t *off)
 			bestat = i + 1 - run;
 		}
 	}
-	if (best >= EDGE_MIN_BYTES) {
+	/* a run with letters and digits both: a host name or a word inside
+	 * a structured value (a DSN's "db.internal.example") is no secret a
+	 * response may not name */
+	if (best >= EDGE_MIN_BYTES && mixed_run(v + bestat, best)) {
 		cut = bestat;
 		end = bestat + best;
 	}

@@ -60,7 +60,7 @@ static struct test_px px;
  * digits, "not" + 37 letters and digits, "n" + LONG_LEN - 1 of them;
  * PV_SL below */
 static char u5v[64], u5s[64], u6v[64], u6s[64], notv[64], nots[64], longv[LONG_LEN + 8], longs[LONG_LEN + 8];
-/* "not" + 9 letters and digits + "/" + 28 more (a '/' inside: an echo
+/* "not" + 9 letters and digits + "/7" + 27 more (a '/' inside: an echo
  * JSON-escaped as PHP writes it holds "\/") */
 static char slv[96], sls[96];
 
@@ -145,7 +145,7 @@ static int fixtures_up(void)
 	if ((up = test_listener_start(argv, "escedge", &upport, 20000)) == NULL)
 		return -1;
 	if (random_hex(a, 35) < 0 || random_hex(b, 38) < 0 || test_random_alnum(c, 37) < 0 ||
-	    test_random_alnum(d, 9) < 0 || test_random_alnum(e, 28) < 0)
+	    test_random_alnum(d, 9) < 0 || test_random_alnum(e, 27) < 0)
 		return -1;
 	/* test_random_alnum() gives 64 bytes a call */
 	for (size_t at = 1; at < LONG_LEN; at += 50)
@@ -160,7 +160,7 @@ static int fixtures_up(void)
 	snprintf(env6, sizeof(env6), "PV_U6=%s", u6v);
 	snprintf(envn, sizeof(envn), "PV_NOT=%s", notv);
 	snprintf(envl, sizeof(envl), "PV_LONG=%s", longv);
-	snprintf(slv, sizeof(slv), "not%s/%s", d, e);
+	snprintf(slv, sizeof(slv), "not%s/7%s", d, e);
 	snprintf(envs, sizeof(envs), "PV_SL=%s", slv);
 	explicit_bzero(a, sizeof(a));
 	explicit_bzero(b, sizeof(b));
