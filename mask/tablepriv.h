@@ -90,6 +90,15 @@ struct mask_table {
 	struct tcache *cache;   /* [ncache] */
 	size_t ncache;
 	size_t cachecap;
+	/* mask_table_outbound()'s last host, as passed, with its port, and
+	 * the cache entry it found for each (verified, where): a request
+	 * asks up to ten times for the same host (issue 16, round 49).
+	 * Eligibility depends on nothing else, and entries are only ever
+	 * appended, so an index stays true. */
+	char memo_host[POLICY_HOST_MAX + 1];
+	size_t memo_hlen;       /* 0: no memo */
+	uint16_t memo_port;
+	long memo_entry[2][3];  /* [tls_verified][where: header, query, body], -1 unknown */
 	struct mask_pair *form; /* [nform] the real-value forms the remasker knows
 				 * (raw first, pair i = value i), -> sentinel forms */
 	uint32_t *form_value;   /* [nform] value of each form */

@@ -1208,14 +1208,38 @@ fail:
 	return NULL;
 }
 
+/* The memo slot of where (one INJECT_* bit), or -1. */
+static int memo_where(unsigned where)
+{
+	return where == INJECT_HEADER ? 0 : where == INJECT_QUERY ? 1 : where == INJECT_BODY ? 2 : -1;
+}
+
 int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool tls_verified,
 			unsigned where, struct mask_outbound *out)
 {
 	char norm[POLICY_HOST_MAX + 1];
-	bool ok = policy_host_normalize(host, strlen(host), norm, sizeof(norm)) == NULL;
-	bool percent = where == INJECT_QUERY;
+	size_t hlen = strlen(host);
+	int w = memo_where(where);
+	bool ok, percent = where == INJECT_QUERY, memo = w >= 0 && hlen > 0 && hlen <= POLICY_HOST_MAX;
 	struct tcache *e;
 
+	/* The same host (byte for byte: it normalises the same) and port
+	 * as the last call: its entry for this (verified, where), once
+	 * found. A new host forgets the old one's. */
+	if (memo) {
+		if (t->memo_hlen != hlen || t->memo_port != port || memcmp(t->memo_host, host, hlen) != 0) {
+			memcpy(t->memo_host, host, hlen);
+			t->memo_hlen = hlen;
+			t->memo_port = port;
+			for (size_t v = 0; v < 2; v++)
+				for (size_t k = 0; k < 3; k++)
+					t->memo_entry[v][k] = -1;
+		} else if (t->memo_entry[tls_verified][w] >= 0) {
+			outbound_fill(t, &t->cache[t->memo_entry[tls_verified][w]], out);
+			return 0;
+		}
+	}
+	ok = policy_host_normalize(host, hlen, norm, sizeof(norm)) == NULL;
 	memset(t->tmpkey, 0, t->nwords * sizeof(uint64_t));
 	for (size_t c = 0; ok && c < t->ncreds; c++)
 		if (cred_eligible(t, &t->cred[c], norm, port, tls_verified, where))
@@ -1224,6 +1248,8 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 		e = &t->cache[i];
 		if (e->percent == percent &&
 		    memcmp(e->key, t->tmpkey, t->nwords * sizeof(uint64_t)) == 0) {
+			if (memo)
+				t->memo_entry[tls_verified][w] = (long)i;
 			outbound_fill(t, e, out);
 			return 0;
 		}
@@ -1231,6 +1257,8 @@ int mask_table_outbound(mask_table_t *t, const char *host, uint16_t port, bool t
 	e = cache_add(t, percent);
 	if (e == NULL)
 		return -1;
+	if (memo)
+		t->memo_entry[tls_verified][w] = (long)(t->ncache - 1);
 	outbound_fill(t, e, out);
 	return 0;
 }
@@ -1744,6 +1772,7 @@ void table_free_sets(mask_table_t *t)
 	free(t->cache);
 	t->cache = NULL;
 	t->ncache = t->cachecap = 0;
+	t->memo_hlen = 0; /* its indices named entries gone */
 	sets_free(t);
 	mask_set_free(t->folded);
 	t->folded = NULL;
@@ -1859,6 +1888,28 @@ static int scratch_detect(mask_table_t *t, size_t len)
 	return rc;
 }
 
+/*
+ * Whether the scratch copy (len bytes) holds a real-value form: one pass
+ * of the remask set, which holds every form of the detect set (the same
+ * pairs, t->form, built the same way: percent forms, gaps) and no
+ * sentinel. Without one, no form occurred anywhere (leftmost-longest
+ * replaces the leftmost occurrence of any pattern), so the detect set
+ * would count none: its pass is skipped. A request head carries its
+ * sentinels, which the detect set (sentinel -> sentinel first) walked
+ * byte by byte in every such search (issue 16, round 49). The copy is
+ * changed (real values turned into sentinels) when *any, and wiped
+ * when not. 0 or -1.
+ */
+static int scratch_any_form(mask_table_t *t, size_t len, bool *any)
+{
+	size_t total = 0;
+	int rc = mask_replace_inplace(t->inbound, t->scratch, len, NULL, &total);
+
+	*any = rc == 0 && total != 0;
+	explicit_bzero(t->scratch, len);
+	return rc;
+}
+
 /* The credential of the first real-value form counted by the last
  * scratch_detect(), or -1. */
 static long detected_real(const mask_table_t *t)
@@ -1883,8 +1934,16 @@ static long find_real_from(mask_table_t *t, const void *buf, size_t len, enum fi
 	 * when it has a '+' and some value a space, with '+' as a space too
 	 * (a form-encoded query spelled any way a server decodes). */
 	for (enum fill how = first; how <= FILL_FORM; how++) {
+		bool any;
+
 		if (fill_useless(t, buf, len, how))
 			continue;
+		if ((n = scratch_fill(t, buf, len, how)) < 0 || scratch_any_form(t, (size_t)n, &any) != 0)
+			return -1;
+		if (!any)
+			continue;
+		/* Something: the detect set says which credential, over a
+		 * fresh copy (the remask set changed this one). */
 		if ((n = scratch_fill(t, buf, len, how)) < 0 || scratch_detect(t, (size_t)n) != 0)
 			return -1;
 		if ((found = detected_real(t)) >= 0)
