@@ -89,6 +89,9 @@ struct mask_stream {
 	uint8_t fcarry_len;
 	bool fafter_i;         /* the last byte the fold wrote was an 'i' a U+0307 may
 				* follow (fold_run()) */
+	bool clean;            /* reset, and given nothing since: a reset has nothing
+				* to clear (issue 16, round 49: a kept-alive request
+				* reset each stream twice, a ring of some KiB each time) */
 };
 
 /* The carried start of a wide form, wiped (it may be a value's). */
@@ -1317,6 +1320,7 @@ int mask_stream_feed(mask_stream_t *st, const void *data, size_t len, struct evb
 {
 	struct feed_ctx ctx;
 
+	st->clean = false;
 	if (st->failed) {
 		errno = EINVAL;
 		return -1;
@@ -1339,6 +1343,7 @@ int mask_stream_feed_buffer(mask_stream_t *st, struct evbuffer *in, size_t len,
 	struct feed_ctx ctx;
 	size_t done = 0;
 
+	st->clean = false;
 	if (st->failed || in == out || len > evbuffer_get_length(in)) {
 		errno = EINVAL;
 		return -1;
@@ -1549,6 +1554,7 @@ int mask_stream_scan_folded(mask_stream_t *st, const void *data, size_t len)
 	unsigned char low[1024 + sizeof(st->fcarry)];
 	int rc = 0;
 
+	st->clean = false;
 	if (st->failed) {
 		errno = EINVAL;
 		return -1;
@@ -1590,6 +1596,7 @@ int mask_stream_scan_end(mask_stream_t *st)
 {
 	struct feed_ctx ctx;
 
+	st->clean = false;
 	if (st->failed) {
 		errno = EINVAL;
 		return -1;
@@ -1623,6 +1630,7 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out)
 {
 	struct feed_ctx ctx;
 
+	st->clean = false;
 	if (st->failed) {
 		errno = EINVAL;
 		return -1;
@@ -1639,6 +1647,10 @@ int mask_stream_finish(mask_stream_t *st, struct evbuffer *out)
 
 void mask_stream_reset(mask_stream_t *st)
 {
+	/* Every call that changes a stream clears clean first (feed,
+	 * feed_buffer, scan_folded, scan_end, finish): nothing to do. */
+	if (st->clean)
+		return;
 	memset(st->ring, 0, ((size_t)st->ring_mask + 1) * sizeof(*st->ring));
 	st->npending = 0;
 	st->state = 0;
@@ -1651,6 +1663,7 @@ void mask_stream_reset(mask_stream_t *st)
 	memset(st->counts, 0, (st->set->npairs != 0 ? st->set->npairs : 1) * sizeof(*st->counts));
 	st->total = 0;
 	st->failed = false;
+	st->clean = true;
 }
 
 size_t mask_stream_held(const mask_stream_t *st)

@@ -556,19 +556,37 @@ static bool digest_word_in(const char *name, size_t len)
 	 * x-cos-hash-crc64ecma, x-ms-blob-content-md5, x-amz-checksum-*,
 	 * x-amz-meta-sha256, ... */
 	static const struct digest_word words[] = {
-		DIGEST_WORD("digest"), DIGEST_WORD("checksum"), DIGEST_WORD("hash"), DIGEST_WORD("md5"),
-		DIGEST_WORD("sha1"),   DIGEST_WORD("sha2"),     DIGEST_WORD("sha3"), DIGEST_WORD("sha-"),
-		DIGEST_WORD("sha5"),   DIGEST_WORD("crc32"),    DIGEST_WORD("crc64")};
+		DIGEST_WORD("digest"), DIGEST_WORD("checksum"), DIGEST_WORD("crc32"), DIGEST_WORD("crc64"),
+		DIGEST_WORD("hash"),   DIGEST_WORD("md5"),      DIGEST_WORD("sha1"),  DIGEST_WORD("sha2"),
+		DIGEST_WORD("sha3"),   DIGEST_WORD("sha-"),     DIGEST_WORD("sha5")};
 
 	/* Every word is at least 3 bytes; a byte that begins none (most)
-	 * costs one test. */
+	 * costs one test, one that begins some is compared with those only
+	 * (words[from, to): they are grouped by their first byte). */
 	for (size_t k = 0; k + 3 <= len; k++) {
-		unsigned char c = ascii_lower((unsigned char)name[k]);
+		size_t from, to;
 
-		if (c != 'd' && c != 'c' && c != 'h' && c != 'm' && c != 's')
+		switch (ascii_lower((unsigned char)name[k])) {
+		case 'd':
+			from = 0, to = 1;
+			break;
+		case 'c':
+			from = 1, to = 4;
+			break;
+		case 'h':
+			from = 4, to = 5;
+			break;
+		case 'm':
+			from = 5, to = 6;
+			break;
+		case 's':
+			from = 6, to = 11;
+			break;
+		default:
 			continue;
-		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-			if ((unsigned char)words[i].w[0] == c && word_at(name, len, k, words[i].w, words[i].n))
+		}
+		for (size_t i = from; i < to; i++)
+			if (word_at(name, len, k, words[i].w, words[i].n))
 				return true;
 	}
 	return false;

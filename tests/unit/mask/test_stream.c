@@ -800,6 +800,66 @@ static void test_gaps_hold(void)
 	mask_set_free(set);
 }
 
+/*
+ * Round 49: a reset of a stream given nothing since its last reset does
+ * nothing (mask_stream_reset()'s clean flag). Every call that changes a
+ * stream must clear the flag: after a feed, a feed_buffer or a
+ * scan_folded that held back the first half of a value (each the only
+ * call since a reset, done twice), a reset still forgets it, so the
+ * second half alone matches nothing; after finish and scan_end, a reset
+ * still zeroes the counts. The control without the reset matches (a
+ * feed that left the flag set fails here).
+ */
+static void test_reset_clean(void)
+{
+	static const struct tpair tp[] = {{"secret-value-0123", "sentinel-xyz-9876"}};
+	mask_set_t *set = tset_new(tp, 1, 0);
+	struct evbuffer *out = evbuffer_new(), *in = evbuffer_new();
+	mask_stream_t *st = mask_stream_new(set);
+
+	CU_ASSERT_FATAL(st != NULL && out != NULL && in != NULL);
+	for (int mode = 0; mode < 5; mode++) {
+		for (int reset = 0; reset < 2; reset++) {
+			/* twice: the second a no-op by the flag */
+			mask_stream_reset(st);
+			mask_stream_reset(st);
+			if (mode == 1) {
+				CU_ASSERT_FATAL(evbuffer_add(in, "xx secret-va", 12) == 0);
+				CU_ASSERT(mask_stream_feed_buffer(st, in, 12, out) == 0);
+			} else if (mode == 2) {
+				CU_ASSERT(mask_stream_scan_folded(st, "xx secret-va", 12) == 0);
+			} else {
+				CU_ASSERT(mask_stream_feed(st, "xx secret-va", 12, out) == 0);
+			}
+			if (mode == 3) { /* finish: its counts stay until a reset */
+				CU_ASSERT(mask_stream_feed(st, "lue-0123", 8, out) == 0 &&
+					  mask_stream_finish(st, out) == 0);
+			}
+			if (mode == 4) {
+				CU_ASSERT(mask_stream_feed(st, "lue-0123", 8, out) == 0 &&
+					  mask_stream_scan_end(st) == 0);
+			}
+			if (reset)
+				mask_stream_reset(st);
+			if (mode == 2) {
+				CU_ASSERT(mask_stream_scan_folded(st, "lue-0123 yy", 11) == 0 &&
+					  mask_stream_scan_end(st) == 0);
+			} else if (mode < 3) {
+				CU_ASSERT(mask_stream_feed(st, "lue-0123 yy", 11, out) == 0 &&
+					  mask_stream_finish(st, out) == 0);
+			}
+			/* without the reset the value was found; with it, never */
+			CU_ASSERT_EQUAL(mask_stream_total(st), reset ? 0 : 1);
+			CU_ASSERT_EQUAL(mask_stream_held(st), 0);
+			(void)evbuffer_drain(out, evbuffer_get_length(out));
+		}
+	}
+	mask_stream_free(st);
+	evbuffer_free(out);
+	evbuffer_free(in);
+	mask_set_free(set);
+}
+
 TEST_REGISTRAR(register_mask_stream)
 {
 	CU_pSuite s = test_suite("mask_stream", NULL, NULL);
@@ -811,6 +871,7 @@ TEST_REGISTRAR(register_mask_stream)
 	test_add(s, "every root-skip implementation", test_skip_paths);
 	test_add(s, "line-broken forms: JSON, PEM, MIME breaks, escapes, budget", test_gaps);
 	test_add(s, "line-broken forms: a break after a replaced value is not held", test_gaps_hold);
+	test_add(s, "reset after every kind of call forgets what it began (clean flag)", test_reset_clean);
 }
 
 /* ------------------------------------------------------------------ */

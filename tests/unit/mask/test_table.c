@@ -489,6 +489,198 @@ static void test_outbound(void)
 	fx_teardown(&f);
 }
 
+/*
+ * Round 49: mask_table_outbound() remembers the last host's cache entry
+ * for each (verified, place). Its answers, in an order that asks the same
+ * host again with another port, verification or place, then another host
+ * (one differing only by case, by a byte, by its end), must equal a
+ * second table's computed fresh each time (another host asked between
+ * two questions forgets the memo). A memo keyed without the port, the
+ * verification or the place, or kept across hosts, fails here.
+ */
+static void test_outbound_memo(void)
+{
+	static const char *const hosts[] = {"api.github.com", "API.GitHub.com.", "other.example.com",
+					     "x.corp.example", "corp.example", "api.github.com/x",
+					     "api.github.co", "api.github.comm", "api.github.com"};
+	static const uint16_t ports[] = {443, 80, 443, 8443};
+	static const unsigned wheres[] = {INJECT_HEADER, INJECT_QUERY, INJECT_BODY, INJECT_HEADER};
+	/* one inject host on a port: a memo without the port fails */
+	static const char doc[] =
+		"network:\n"
+		"  allowedDomains: [api.github.com, other.example.com, \"*.corp.example\"]\n"
+		"credentials:\n"
+		"  envVars:\n"
+		"    - {name: PV_MT_GH, mode: mask, injectHosts: [\"api.github.com:8443\"],\n"
+		"       injectIn: [header, body]}\n"
+		"    - {name: PV_MT_Q, mode: mask, injectHosts: [other.example.com, \"*.corp.example\"],\n"
+		"       injectIn: [query]}\n";
+	struct fx f;
+	policy_t *p2;
+	mask_table_t *t, *fresh;
+	char err[256];
+	unsigned bad = 0, injecting = 0, nerr = 0;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0); /* its environment */
+	p2 = policy_load_buffer("memo.yaml", doc, strlen(doc), stderr, &nerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p2);
+	t = mask_table_new(p2, err, sizeof(err));
+	fresh = mask_table_new(p2, err, sizeof(err));
+	CU_ASSERT_FATAL(t != NULL && fresh != NULL);
+	CU_ASSERT_EQUAL_FATAL(fresh->nvalues, t->nvalues);
+	for (int order = 0; order < 2; order++)
+		for (size_t a = 0; a < ARRAY_LEN(hosts) * ARRAY_LEN(ports) * 2 * ARRAY_LEN(wheres); a++) {
+			/* order 0: the host changes slowest; 1: fastest */
+			size_t n = a, h, p, v, w;
+
+			if (order == 0) {
+				w = n % ARRAY_LEN(wheres), n /= ARRAY_LEN(wheres);
+				v = n % 2, n /= 2;
+				p = n % ARRAY_LEN(ports), n /= ARRAY_LEN(ports);
+				h = n;
+			} else {
+				h = n % ARRAY_LEN(hosts), n /= ARRAY_LEN(hosts);
+				w = n % ARRAY_LEN(wheres), n /= ARRAY_LEN(wheres);
+				v = n % 2, n /= 2;
+				p = n;
+			}
+			struct mask_outbound ob, ref;
+
+			if (mask_table_outbound(t, hosts[h], ports[p], v != 0, wheres[w], &ob) != 0 ||
+			    mask_table_outbound(fresh, "memo.reset.example", 1, true, INJECT_BODY, &ref) != 0 ||
+			    mask_table_outbound(fresh, hosts[h], ports[p], v != 0, wheres[w], &ref) != 0) {
+				bad++;
+				continue;
+			}
+			if (ob.any != ref.any || ob.npairs != ref.npairs ||
+			    memcmp(ob.inject, ref.inject, ob.npairs) != 0 ||
+			    memcmp(ob.cred, ref.cred, ob.npairs * sizeof(*ob.cred)) != 0)
+				bad++;
+			injecting += ob.any;
+		}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(injecting > 0); /* some answers inject, some do not */
+	CU_ASSERT(injecting < 2 * ARRAY_LEN(hosts) * ARRAY_LEN(ports) * 2 * ARRAY_LEN(wheres));
+	mask_table_free(fresh);
+	mask_table_free(t);
+	policy_free(p2);
+	fx_teardown(&f);
+}
+
+/* A hex digit's value, or -1. */
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* mask_table_find_real() as it was before round 49: the detect set alone
+ * over the text as it is, then with every %XX decoded. */
+static long find_real_reference(mask_table_t *t, const char *text, size_t len)
+{
+	size_t np = mask_set_npairs(t->detect), nf = np - t->nvalues - t->nstale, total;
+	uint64_t *counts = calloc(np, sizeof(*counts));
+	char *copy = malloc(len + 1);
+	long found = -1;
+
+	CU_ASSERT_FATAL(counts != NULL && copy != NULL);
+	for (int pass = 0; pass < 2 && found < 0; pass++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < len; i++) {
+			int hi, lo;
+
+			if (pass == 1 && text[i] == '%' && i + 2 < len && (hi = hexval(text[i + 1])) >= 0 &&
+			    (lo = hexval(text[i + 2])) >= 0) {
+				copy[n++] = (char)(hi << 4 | lo);
+				i += 2;
+			} else {
+				copy[n++] = text[i];
+			}
+		}
+		memset(counts, 0, np * sizeof(*counts));
+		CU_ASSERT_FATAL(mask_replace_inplace(t->detect, copy, n, counts, &total) == 0);
+		for (size_t k = 0; k < nf && found < 0; k++)
+			if (counts[t->nvalues + k] != 0)
+				found = (long)t->value[t->form_value[k]].cred;
+	}
+	free(counts);
+	free(copy);
+	return found;
+}
+
+/*
+ * Round 49: mask_table_find_real() runs the detect set only when the
+ * remask set finds a form in the copy first, and then over a fresh copy.
+ * Texts with sentinels next to, before and around real values in their
+ * raw, percent, decoded, base64 and line-broken forms give the detect
+ * set's answer. A pre-check that missed a form (one set for the other)
+ * or a detect pass over the copy the remask set changed (the form
+ * turned into its sentinel) answers -1 where the reference names the
+ * credential: the found cases below fail.
+ */
+static void test_find_real_precheck(void)
+{
+	struct fx f;
+	char texts[16][600], b64[128], pct[200], allpct[200], broken[100];
+	size_t nt = 0, vgh, vq;
+	unsigned found = 0;
+
+	CU_ASSERT_EQUAL_FATAL(fx_setup(&f), 0);
+	vgh = value_of(f.t, REAL_GH);
+	vq = value_of(f.t, REAL_Q);
+	const char *sgh = f.t->value[vgh].sent, *sq = f.t->value[vq].sent;
+
+	CU_ASSERT_FATAL(mask_b64_encode((const unsigned char *)REAL_GH, strlen(REAL_GH), b64, sizeof(b64)) > 0);
+	{
+		static const char hexd[] = "0123456789ABCDEF";
+		size_t k = 0, a = 0;
+
+		for (const char *c = REAL_Q; *c; c++) {
+			if (unreserved((unsigned char)*c)) {
+				pct[k++] = *c;
+			} else {
+				pct[k++] = '%', pct[k++] = hexd[(unsigned char)*c >> 4], pct[k++] = hexd[*c & 15];
+			}
+			allpct[a++] = '%', allpct[a++] = hexd[(unsigned char)*c >> 4], allpct[a++] = hexd[*c & 15];
+		}
+		pct[k] = allpct[a] = '\0';
+	}
+	snprintf(broken, sizeof(broken), "%.20s\n%s", REAL_GH, REAL_GH + 20);
+#define TEXT(...) snprintf(texts[nt++], sizeof(texts[0]), __VA_ARGS__)
+	TEXT("GET /x HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: Bearer %s\r\n", sgh);
+	TEXT("GET /x HTTP/1.1\r\nAuthorization: Bearer %s\r\n", REAL_GH);
+	TEXT("Authorization: Bearer %s%s", sgh, REAL_GH);
+	TEXT("X: ghp_%s and %s", REAL_GH, sgh);
+	TEXT("X: %.30s%s", sgh, REAL_GH);
+	TEXT("/q?a=%s&b=%s", sq, pct);
+	TEXT("/q?a=%s", allpct);
+	TEXT("X-B: %s %s", sgh, b64);
+	TEXT("{\"k\": \"%s\"}", broken);
+	TEXT("%s %s %s", sgh, sq, sgh);
+	TEXT("%s", REAL_TOK2);
+	TEXT("token=%.10s", REAL_GH);
+#undef TEXT
+	for (size_t i = 0; i < nt; i++) {
+		long want = find_real_reference(f.t, texts[i], strlen(texts[i]));
+		long got = mask_table_find_real(f.t, texts[i], strlen(texts[i]));
+
+		if (got != want)
+			fprintf(stderr, "find_real text %zu: %ld, the detect set alone %ld\n", i, got, want);
+		CU_ASSERT_EQUAL(got, want);
+		found += want >= 0;
+	}
+	/* the real value, beside a sentinel, its percent forms, base64,
+	 * broken, TOK2: found; sentinels and a piece: not */
+	CU_ASSERT(found >= 8);
+	CU_ASSERT_EQUAL(mask_table_find_real(f.t, texts[0], strlen(texts[0])), -1);
+	CU_ASSERT_EQUAL(mask_table_find_real(f.t, texts[9], strlen(texts[9])), -1);
+	fx_teardown(&f);
+}
+
 static void test_inbound(void)
 {
 	struct fx f;
@@ -2650,6 +2842,8 @@ TEST_REGISTRAR(register_mask_table)
 	test_add(s, "sentinel copies of files byte for byte", test_files);
 	test_add(s, "sentinel copies: other forms of real values re-masked (b18)", test_files_other_forms);
 	test_add(s, "outbound eligibility: host, injectIn, TLS, cache", test_outbound);
+	test_add(s, "outbound: the last host's memo answers as a fresh lookup", test_outbound_memo);
+	test_add(s, "find_real: the remask pre-check answers as the detect set", test_find_real_precheck);
 	test_add(s, "inbound remask", test_inbound);
 	test_add(s, "inbound remask: a multi-line value of 6 and 12 KiB joined onto one line, and rewrapped",
 		 test_remask_big_joined);
