@@ -814,16 +814,15 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
 	if ((bits & S_IWOTH) != 0)
 		(void)snprintf(why, sizeof(why),
 			       "a world-writable %s made or changed in the session (other users of the host "
-			       "could write what the host reads or runs there)%s%s",
-			       ww_kind(sx->stx_mode), g->keep ? "" : ": ", g->keep ? "" : what);
+			       "could write what the host reads or runs there)%s%s%s",
+			       ww_kind(sx->stx_mode), g->keep ? "" : ": ", g->keep ? "" : what,
+			       g->keep ? "" : " cleared");
 	else
 		(void)snprintf(why, sizeof(why),
 			       "a group-writable %s made or changed in the session, of group %lu, which is not "
 			       "the user's own alone (its other members could write what the host reads or runs "
 			       "there)%s",
 			       ww_kind(sx->stx_mode), (unsigned long)sx->stx_gid, g->keep ? "" : ": g+w cleared");
-	if ((bits & S_IWOTH) != 0 && !g->keep)
-		(void)strncat(why, " cleared", sizeof(why) - strlen(why) - 1);
 	(void)snprintf(hint, sizeof(hint), "cannot clear %s (chmod %s it by hand) of", what,
 		       (bits & S_IWGRP) == 0 ? "o-w" : (bits & S_IWOTH) == 0 ? "g-w" : "go-w");
 	f.path = path;
