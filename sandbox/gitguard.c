@@ -759,8 +759,9 @@ static const char *ww_kind(uint32_t mode)
  * name is the user's own and it lists no other member (a group named
  * so is nobody else's primary group by that convention). Not found, a
  * lookup that fails, another name (`users`, a team's `devs` of a
- * set-group-ID directory, `nogroup`): shared, fail closed. One gid
- * remembered (the walk meets the user's own nearly always).
+ * set-group-ID directory, `nogroup`): shared, fail closed. The last
+ * GG_GSHARED gids' answers are kept in g (clear_default_acl() asks for
+ * two in turn, the directory's and the user's: each looked up once).
  */
 static bool group_shared(struct gg *g, gid_t gid)
 {
@@ -770,8 +771,9 @@ static bool group_shared(struct gg *g, gid_t gid)
 	char *buf;
 	bool shared = true;
 
-	if (g->gshared >= 0 && g->gshared_gid == gid)
-		return g->gshared != 0;
+	for (unsigned i = 0; i < g->ngshared; i++)
+		if (g->gshared[i].gid == gid)
+			return g->gshared[i].shared;
 	buf = malloc(2 * cap);
 	if (buf != NULL && getpwuid_r(geteuid(), &pw, buf, cap, &pwp) == 0 && pwp != NULL &&
 	    getgrgid_r(gid, &gr, buf + cap, cap, &grp) == 0 && grp != NULL && strcmp(gr.gr_name, pw.pw_name) == 0) {
@@ -781,8 +783,11 @@ static bool group_shared(struct gg *g, gid_t gid)
 				shared = true;
 	}
 	free(buf);
-	g->gshared_gid = gid;
-	g->gshared = shared ? 1 : 0;
+	g->gshared[g->gshared_next].gid = gid;
+	g->gshared[g->gshared_next].shared = shared;
+	g->gshared_next = (g->gshared_next + 1) % GG_GSHARED;
+	if (g->ngshared < GG_GSHARED)
+		g->ngshared++;
 	return shared;
 }
 
@@ -869,8 +874,8 @@ static void clear_world_writable(struct gg *g, int dfd, const char *name, const 
  * users of the host wrote them. The write bit of that entry is taken
  * away (the rest of the ACL kept), one line; with --keep-git-config
  * only named. Named user and group entries can name only the ids the
- * sandbox maps (the user's own), and group write is left as the mode's
- * is. The xattr's layout (linux/posix_acl_xattr.h): a 4-byte version
+ * sandbox maps (the user's own); group write goes too where the group
+ * may hold other users (round 48, below). The xattr's layout (linux/posix_acl_xattr.h): a 4-byte version
  * (2), then entries of tag (2 bytes), perm (2), id (4), little-endian.
  */
 static void clear_default_acl(struct gg *g, int dfd, const char *name, const struct statx *sx)
@@ -3202,7 +3207,6 @@ int sbx_gitguard_check(const char *const *roots, const struct timespec *since, b
 	memset(stats, 0, sizeof(*stats));
 	g->since = *since;
 	g->keep = keep;
-	g->gshared = -1;
 	g->report = report;
 	g->arg = arg;
 	g->st = stats;

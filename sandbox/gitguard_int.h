@@ -54,12 +54,19 @@ struct ent {
 };
 
 /* The state of one check. */
+#define GG_GSHARED 8
+
 struct gg {
 	struct timespec since;       /* session start (CLOCK_REALTIME_COARSE) */
 	bool keep;                   /* report only, move nothing */
-	/* group_shared()'s answer for gshared_gid: -1 not asked yet */
-	int gshared;
-	gid_t gshared_gid;
+	/* group_shared()'s answers, the last GG_GSHARED gids asked (a walk
+	 * meets few: the user's own, the directory's, a team's); ngshared
+	 * filled, the next one replaced at gshared_next. */
+	struct gg_gshared {
+		gid_t gid;
+		bool shared;
+	} gshared[GG_GSHARED];
+	unsigned ngshared, gshared_next;
 	sbx_git_report_fn report;
 	void *arg;
 	struct sbx_git_stats *st;
