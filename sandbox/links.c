@@ -272,29 +272,30 @@ enum hl_stop { HL_MANY, HL_DEEP, HL_UNREAD };
 static int hl_stop(struct hl_walk *w, enum hl_stop why, int e)
 {
 	const struct sbx_hl_file *f = hl_on(w->b, w->dev);
-	char at[4 * HL_SHOWN + 8];
+	char at[4 * HL_SHOWN + 8], cause[sizeof(at) + 160];
+	const char *fix;
 
 	hl_shown(at, sizeof(at), w->path);
-	if (why == HL_MANY)
-		errbuf_set_errno(w->err, w->errlen, 0,
-				 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
-				 "sandbox can write (same filesystem); the writable trees hold more than %d entries "
-				 "(stopped at %s), more than are looked through for its other names: replace the "
-				 "extra links by copies, or allow writes to a smaller tree",
-				 f->what, f->path, (unsigned long)f->nlink, w->tree, HL_WALK_ENTRIES, at);
-	else if (why == HL_DEEP)
-		errbuf_set_errno(w->err, w->errlen, 0,
-				 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
-				 "sandbox can write (same filesystem); it is deeper than %d directories at %s, deeper "
-				 "than is looked through for its other names: replace the extra links by copies, or "
-				 "flatten the tree",
-				 f->what, f->path, (unsigned long)f->nlink, w->tree, HL_WALK_DEPTH, at);
-	else
-		errbuf_set_errno(w->err, w->errlen, e,
-				 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
-				 "sandbox can write (same filesystem); %s cannot be read to look for its other names: "
-				 "replace the extra links by copies, or make it readable",
-				 f->what, f->path, (unsigned long)f->nlink, w->tree, at);
+	if (why == HL_MANY) {
+		(void)snprintf(cause, sizeof(cause),
+			       "the writable trees hold more than %d entries (stopped at %s), more than are looked "
+			       "through",
+			       HL_WALK_ENTRIES, at);
+		fix = "allow writes to a smaller tree";
+	} else if (why == HL_DEEP) {
+		(void)snprintf(cause, sizeof(cause),
+			       "it is deeper than %d directories at %s, deeper than is looked through",
+			       HL_WALK_DEPTH, at);
+		fix = "flatten the tree";
+	} else {
+		(void)snprintf(cause, sizeof(cause), "%s cannot be read to look", at);
+		fix = "make it readable";
+	}
+	errbuf_set_errno(w->err, w->errlen, why == HL_UNREAD ? e : 0,
+			 "cannot apply %s to %s: it has %lu hard links, and another may lie in %s, which the "
+			 "sandbox can write (same filesystem); %s for its other names: replace the extra links "
+			 "by copies, or %s",
+			 f->what, f->path, (unsigned long)f->nlink, w->tree, cause, fix);
 	return -1;
 }
 
