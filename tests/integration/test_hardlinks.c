@@ -55,35 +55,6 @@ static char *at(char *buf, const char *rel)
 	return test_at(buf, root, rel);
 }
 
-static int suite_init(void)
-{
-	char buf[PATH_MAX];
-	int gate;
-
-	if (ready || skip)
-		return 0;
-	gate = test_sandbox_gate("hardlinks");
-	if (gate <= 0) {
-		skip = gate == 0;
-		return gate;
-	}
-	root = strdup("/var/tmp/pv-hl.XXXXXX");
-	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0 || mkdir(at(buf, "fs"), 0755) < 0)
-		return -1;
-	/* nr_inodes=0: tmpfs counts a hard link as an inode. */
-	if (mount("tmpfs", buf, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=256m,nr_inodes=0") < 0) {
-		fprintf(stderr, "hardlinks: SKIP: cannot mount a tmpfs at %s: %s\n", buf, strerror(errno));
-		skip = true;
-		return 0;
-	}
-	mounted = true;
-	if (test_mkdirs_at(root, "fs/home") < 0 || test_mkdirs_at(root, "fs/keep") < 0 ||
-	    test_mkdirs_at(root, "fs/other") < 0)
-		return -1;
-	ready = true;
-	return 0;
-}
-
 static int suite_cleanup(void)
 {
 	char buf[PATH_MAX];
@@ -98,6 +69,44 @@ static int suite_cleanup(void)
 		fprintf(stderr, "hardlinks: cannot unmount the tmpfs under %s: %s\n", root, strerror(errno));
 	else
 		test_root_done(&root, &ready);
+	return 0;
+}
+
+static int fixtures_up(void)
+{
+	char buf[PATH_MAX];
+
+	root = strdup("/var/tmp/pv-hl.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0 || mkdir(at(buf, "fs"), 0755) < 0)
+		return -1;
+	/* nr_inodes=0: tmpfs counts a hard link as an inode. */
+	if (mount("tmpfs", buf, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=256m,nr_inodes=0") < 0) {
+		fprintf(stderr, "hardlinks: SKIP: cannot mount a tmpfs at %s: %s\n", buf, strerror(errno));
+		skip = true;
+		return 0;
+	}
+	mounted = true;
+	return test_mkdirs_at(root, "fs/home") < 0 || test_mkdirs_at(root, "fs/keep") < 0 ||
+			       test_mkdirs_at(root, "fs/other") < 0
+		       ? -1
+		       : 0;
+}
+
+static int suite_init(void)
+{
+	int gate;
+
+	if (ready || skip)
+		return 0;
+	gate = test_sandbox_gate("hardlinks");
+	if (gate <= 0) {
+		skip = gate == 0;
+		return gate;
+	}
+	if (test_suite_fixtures(&ready, "hardlinks", fixtures_up, suite_cleanup) < 0)
+		return -1;
+	if (skip) /* no tmpfs: the tree goes, the tests skip */
+		(void)suite_cleanup();
 	return 0;
 }
 

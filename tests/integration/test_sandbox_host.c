@@ -12,68 +12,67 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/support/sbxrun.h"
 #include "tests/support/testlib.h"
 
 #define HO_TIMEOUT_MS 60000
-#define HO_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static bool skip;
 static bool ready;
 static char *root; /* /var/tmp/pv-host.XXXXXX, 0755: work/, home/ */
 
+static int suite_cleanup(void)
+{
+	test_root_done(&root, &ready);
+	return 0;
+}
+
+static int fixtures_up(void)
+{
+	root = strdup("/var/tmp/pv-host.XXXXXX");
+	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0 ||
+	    test_mkdirs_at(root, "work") < 0 || test_mkdirs_at(root, "home") < 0)
+		return -1;
+	return 0;
+}
+
 static int suite_init(void)
 {
-	char why[256], p[PATH_MAX];
+	int gate;
 
 	if (ready || skip)
 		return 0;
-	if (!test_userns_available(why, sizeof(why))) {
-		const char *must = getenv("PASSAVANT_SANDBOX_MUST_WORK");
-
-		if (must != NULL && strcmp(must, "1") == 0) {
-			fprintf(stderr, "sandbox_host: cannot run (%s) and PASSAVANT_SANDBOX_MUST_WORK=1\n", why);
-			return -1;
-		}
-		fprintf(stderr, "sandbox_host: SKIP: %s\n", why);
-		skip = true;
-		return 0;
+	gate = test_sandbox_gate("sandbox_host");
+	if (gate <= 0) {
+		skip = gate == 0;
+		return gate;
 	}
-	root = strdup("/var/tmp/pv-host.XXXXXX");
-	if (root == NULL || mkdtemp(root) == NULL || chmod(root, 0755) < 0)
-		return -1;
-	snprintf(p, sizeof(p), "%s/work", root);
-	if (mkdir(p, 0755) < 0)
-		return -1;
-	snprintf(p, sizeof(p), "%s/home", root);
-	if (mkdir(p, 0755) < 0)
-		return -1;
-	ready = true;
-	return 0;
+	return test_suite_fixtures(&ready, "sandbox_host", fixtures_up, suite_cleanup);
 }
 
-static int suite_cleanup(void)
-{
-	if (ready) {
-		test_rmtree(root);
-		free(root);
-		root = NULL;
-		ready = false;
-	}
-	return 0;
-}
-
-/* `passavant run -- sh -c inside` in ROOT/work: its status, out, err. */
+/* `passavant run -- sh script` in ROOT/work (a policy that allows writes
+ * there, as the default does; the script written to ROOT/run-N.sh): its
+ * status, out, err. */
 static int run_in(const char *inside, char **out, char **err)
 {
-	char work[PATH_MAX], home[PATH_MAX + 8], state[PATH_MAX + 24];
-	char *argv[] = {"env",		  "-C", work, home, state, "PATH=" HO_PATH, "TMPDIR=/tmp", (char *)test_passavant_bin(),
-			"run",		  "--", "sh", "-c", (char *)inside, NULL};
+	static unsigned nrun;
+	char work[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], sc[PATH_MAX], state[PATH_MAX + 24], name[32];
+	char text[PATH_MAX + 64];
+	const char *env[] = {state, NULL};
+	struct test_sbx_run r = {test_at(work, root, "work"), test_at(home, root, "home"), NULL, pol, sc, env,
+				 NULL};
+	int n;
 
-	snprintf(work, sizeof(work), "%s/work", root);
-	snprintf(home, sizeof(home), "HOME=%s/home", root);
-	snprintf(state, sizeof(state), "XDG_STATE_HOME=%s/home", root);
 	*out = *err = NULL;
-	return test_run_capture(argv, out, err, HO_TIMEOUT_MS);
+	snprintf(state, sizeof(state), "XDG_STATE_HOME=%s", home);
+	snprintf(name, sizeof(name), "run-%u.sh", nrun);
+	if (test_write_file(test_at(sc, root, name), inside, strlen(inside)) < 0)
+		return -1;
+	snprintf(name, sizeof(name), "run-%u.yaml", nrun++);
+	n = snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [\"%s\"]\n", work);
+	if (n < 0 || n >= (int)sizeof(text) || test_write_file(test_at(pol, root, name), text, (size_t)n) < 0)
+		return -1;
+	return test_sbx_run(&r, out, err, HO_TIMEOUT_MS);
 }
 
 /*
