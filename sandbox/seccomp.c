@@ -29,6 +29,7 @@
 #include <linux/fscrypt.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -439,6 +440,36 @@ static int add_ioctl_block(scmp_filter_ctx ctx, uint64_t fixed_mask, uint64_t fi
 	return rc < 0 ? rc : add_ioctl_block(ctx, fixed_mask, fixed_val, shift, start + size / 2, size / 2, kept, nkept);
 }
 
+/*
+ * Round 49 (attack49s): RLIMIT_CORE is not the command's to set. The
+ * sandbox starts it at 1, soft and hard (child.c no_core_dumps()),
+ * because the host kernel honours a limit for a pipe core_pattern
+ * ('|/usr/lib/systemd/systemd-coredump ...', apport, ABRT) at that one
+ * value only: 1 aborts the dump. The hard limit could not be raised, but
+ * the soft one could be lowered, and 0 is a limit the kernel ignores for
+ * a pipe: `ulimit -S -c 0; kill -SEGV $$` inside had the host kernel run
+ * the helper as root in the host's namespaces. So setrlimit(RLIMIT_CORE)
+ * and prlimit64(pid, RLIMIT_CORE, new) fail with EPERM whatever the
+ * value (a raise failed so already); reading it (getrlimit, prlimit64
+ * with no new limit) stays. The kernel reads the resource as 32 bits.
+ */
+static int add_rlimit_rules(scmp_filter_ctx ctx, const char **what)
+{
+	int nr = seccomp_syscall_resolve_name("setrlimit"), rc;
+
+	*what = "setrlimit";
+	/* unknown on an architecture that has prlimit64 alone */
+	if (nr != __NR_SCMP_ERROR) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, RLIMIT_CORE));
+		if (rc < 0)
+			return rc;
+	}
+	*what = "prlimit64";
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2,
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, RLIMIT_CORE), SCMP_A2(SCMP_CMP_NE, 0));
+}
+
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 {
 	size_t i;
@@ -524,6 +555,9 @@ static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
 	if (rc < 0)
 		return rc;
 	rc = add_setid_rules(ctx, what);
+	if (rc < 0)
+		return rc;
+	rc = add_rlimit_rules(ctx, what);
 	if (rc < 0)
 		return rc;
 	return add_socket_rules(ctx, allow_unix, what);

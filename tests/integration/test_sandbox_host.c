@@ -14,6 +14,7 @@
 
 #include "tests/support/sbxrun.h"
 #include "tests/support/testlib.h"
+#include "tests/support/textutil.h"
 
 #define HO_TIMEOUT_MS 60000
 
@@ -50,14 +51,13 @@ static int suite_init(void)
 	return test_suite_fixtures(&ready, "sandbox_host", fixtures_up, suite_cleanup);
 }
 
-/* `passavant run -- sh script` in ROOT/work (a policy that allows writes
- * there, as the default does; the script written to ROOT/run-N.sh): its
- * status, out, err. */
-static int run_in(const char *inside, char **out, char **err)
+/* `passavant run -- sh script` in ROOT/work (a policy of net (a network
+ * section, or "") and writes allowed there, as the default does; the
+ * script written to ROOT/run-N.sh): its status, out, err. */
+static int run_net(const char *net, const char *inside, char **out, char **err)
 {
 	static unsigned nrun;
-	char work[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], sc[PATH_MAX], state[PATH_MAX + 24], name[32];
-	char text[PATH_MAX + 64];
+	char work[PATH_MAX], home[PATH_MAX], pol[PATH_MAX], sc[PATH_MAX], state[PATH_MAX + 24], name[32], text[PATH_MAX + 64];
 	const char *env[] = {state, NULL};
 	struct test_sbx_run r = {test_at(work, root, "work"), test_at(home, root, "home"), NULL, pol, sc, env,
 				 NULL};
@@ -69,10 +69,15 @@ static int run_in(const char *inside, char **out, char **err)
 	if (test_write_file(test_at(sc, root, name), inside, strlen(inside)) < 0)
 		return -1;
 	snprintf(name, sizeof(name), "run-%u.yaml", nrun++);
-	n = snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [\"%s\"]\n", work);
+	n = snprintf(text, sizeof(text), "%sfilesystem:\n  allowWrite: [\"%s\"]\n", net, work);
 	if (n < 0 || n >= (int)sizeof(text) || test_write_file(test_at(pol, root, name), text, (size_t)n) < 0)
 		return -1;
 	return test_sbx_run(&r, out, err, HO_TIMEOUT_MS);
+}
+
+static int run_in(const char *inside, char **out, char **err)
+{
+	return run_net("", inside, out, err);
 }
 
 /*
@@ -128,10 +133,124 @@ static void test_no_core_dump(void)
 	free(err);
 }
 
+/* Writes text to /proc/sys/kernel/core_pattern. 0, or -1. */
+static int set_core_pattern(const char *text)
+{
+	FILE *f = fopen("/proc/sys/kernel/core_pattern", "w");
+	int rc = 0;
+
+	if (f == NULL)
+		return -1;
+	if (fputs(text, f) == EOF)
+		rc = -1;
+	if (fclose(f) == EOF)
+		rc = -1;
+	return rc;
+}
+
+/* The crashers of test_core_pipe(): each a child named with prctl
+ * (PR_SET_NAME: the %e the helper is given), what it tried first said
+ * on stdout, then SIGSEGV. PREFIX is argv[1]. */
+static const char crashers[] =
+	"import ctypes, os, resource as r, signal, sys\n"
+	"libc = ctypes.CDLL(None, use_errno=True)\n"
+	"pre = sys.argv[1]\n"
+	"def crash(name, prep):\n"
+	"    sys.stdout.flush()\n"
+	"    pid = os.fork()\n"
+	"    if pid == 0:\n"
+	"        libc.prctl(15, (pre + name).encode(), 0, 0, 0)\n"
+	"        try:\n"
+	"            prep(); print(name, 'set', r.getrlimit(r.RLIMIT_CORE))\n"
+	"        except (ValueError, OSError) as e:\n"
+	"            print(name, 'refused', e)\n"
+	"        sys.stdout.flush()\n"
+	"        os.kill(os.getpid(), signal.SIGSEGV)\n"
+	"        os._exit(0)\n"
+	"    os.waitpid(pid, 0)\n"
+	"crash('-set', lambda: r.setrlimit(r.RLIMIT_CORE, (0, r.getrlimit(r.RLIMIT_CORE)[1])))\n"
+	"crash('-prl', lambda: r.prlimit(0, r.RLIMIT_CORE, (0, r.getrlimit(r.RLIMIT_CORE)[1])))\n"
+	"def dumpable():\n"
+	"    if libc.prctl(4, 1, 0, 0, 0) != 0: raise OSError(ctypes.get_errno(), 'PR_SET_DUMPABLE')\n"
+	"crash('-dmp', dumpable)\n"
+	"print('done')\n";
+
+/*
+ * Round 49 (attack49s): a pipe core_pattern and a command that lowers
+ * its own RLIMIT_CORE. The kernel honours the limit for a pipe at the
+ * value 1 only; round 48's soft and hard 1 could not be raised, but the
+ * soft one could be lowered to 0 (`ulimit -S -c 0`, setrlimit,
+ * prlimit64), which the kernel ignores for a pipe: the host ran its
+ * helper as root on the crash. With kernel.core_pattern set to a helper
+ * of the test's own for the few seconds of the run (root only, restored
+ * at once): a control crash outside the sandbox with the limit lowered
+ * runs it; inside, lowering the limit is refused (setrlimit, prlimit64)
+ * and PR_SET_DUMPABLE 1 changes nothing, and no crash inside runs the
+ * helper. Fails on round 48's binary (setrlimit and prlimit64 lowered
+ * the limit: "pvin49-set" and "pvin49-prl" in the helper's record).
+ */
+static void test_core_pipe(void)
+{
+	char helper[PATH_MAX], marker[PATH_MAX], script[PATH_MAX], pattern[2 * PATH_MAX], text[2 * PATH_MAX];
+	char inside[PATH_MAX + 64], *saved, *out = NULL, *err = NULL, *cout = NULL, *rec = NULL;
+	char *ctl[] = {"python3", script, "pvctl49", NULL};
+	int st_run, n;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	saved = test_read_file("/proc/sys/kernel/core_pattern", NULL);
+	if (geteuid() != 0 || saved == NULL || access("/proc/sys/kernel/core_pattern", W_OK) < 0) {
+		free(saved);
+		TEST_SKIP("kernel.core_pattern cannot be set here (needs root on the host)");
+		return;
+	}
+	n = snprintf(text, sizeof(text), "#!/bin/sh\necho \"$1 $2\" >> %s\ncat >/dev/null\n",
+		     test_at(marker, root, "marker"));
+	CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof(text));
+	CU_ASSERT_FATAL(test_write_file(test_at(helper, root, "helper.sh"), text, (size_t)n) == 0 &&
+			chmod(helper, 0755) == 0);
+	CU_ASSERT_FATAL(test_write_file(test_at(script, root, "crash.py"), crashers, strlen(crashers)) == 0 &&
+			chmod(script, 0644) == 0);
+	snprintf(inside, sizeof(inside), "python3 %s pvin49; echo ran", script);
+	snprintf(pattern, sizeof(pattern), "|%s %%p %%e", helper);
+	CU_ASSERT_FATAL(strlen(pattern) < 128);
+	CU_ASSERT_FATAL(set_core_pattern(pattern) == 0);
+	/* the window: a control crash outside, then the run; restored
+	 * before anything is asserted */
+	(void)test_run_capture(ctl, &cout, NULL, HO_TIMEOUT_MS);
+	st_run = run_in(inside, &out, &err);
+	for (int i = 0; i < 30 && !test_has(rec, "pvctl49"); i++) {
+		free(rec);
+		(void)usleep(100000);
+		rec = test_read_file(marker, NULL);
+	}
+	(void)usleep(500000); /* a helper of the run's crashes, if any, as late as the control's */
+	free(rec);
+	rec = test_read_file(marker, NULL);
+	CU_ASSERT_FATAL(set_core_pattern(saved) == 0);
+	ROW(st_run == 0 && test_has(out, "done") && test_has(out, "ran"), "the command did not run (%d): %s %s",
+	    st_run, test_nz(out), test_nz(err));
+	if (!test_has(rec, "pvctl49")) {
+		TEST_SKIP("the control crash outside the sandbox ran no core_pattern helper here (%s)", test_nz(cout));
+	} else {
+		ROW(test_has(out, "-set refused") && test_has(out, "-prl refused"),
+		    "the command lowered its RLIMIT_CORE (0 is ignored for a pipe core_pattern): %s", test_nz(out));
+		ROW(!test_has(rec, "pvin49"),
+		    "a crash inside ran the host's core_pattern helper (as root, outside the sandbox): %s",
+		    test_nz(rec));
+	}
+	free(saved);
+	free(rec);
+	free(cout);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_sandbox_host)
 {
 	CU_pSuite s = test_suite("sandbox_host", suite_init, suite_cleanup);
 
 	test_add(s, "round 48: no core dump of the command (RLIMIT_CORE 1, which a pipe core_pattern honours)",
 		 test_no_core_dump);
+	test_add(s, "round 49: a pipe core_pattern runs nothing on a crash inside (RLIMIT_CORE cannot be lowered)",
+		 test_core_pipe);
 }
