@@ -90,18 +90,18 @@ int sbx_check_list_links(struct sbx_builder *b, const char *const *list, const c
  * outside the denied ones is readable in the sandbox (round 32 of the
  * attack: a denyRead or masked file's second name in the home, not
  * writable, was read in clear); fails naming the file. For a write deny,
- * on the filesystem of a writable tree: another name may lie in that
- * tree, where a write would reach the file past the rule, and no mount
- * can cover a name nobody knows. The file is kept (b->hl) and
- * sbx_hard_links_resolve() looks for its other names in those trees once
- * the plan is complete: only a name found there refuses the start. A
- * file on no writable tree's filesystem needs nothing: the command
- * cannot give it a name there (below). 0, or -1 with err set.
+ * when anything is writable: another name may lie in a writable tree,
+ * where a write would reach the file past the rule, and no mount can
+ * cover a name nobody knows. The file is kept (b->hl) and
+ * sbx_hard_links_resolve() looks for its other names in those trees (and
+ * the mounts in them) once the plan is complete: only a name found there
+ * refuses the start. The command cannot give it a new name there
+ * (below). 0, or -1 with err set.
  */
 int sbx_check_hard_links(struct sbx_builder *b, const char *what, const char *p, const struct stat *st,
 			 bool read, char *err, size_t errlen)
 {
-	struct stat wst;
+	struct sbx_hl_file *f;
 
 	if (!S_ISREG(st->st_mode) || st->st_nlink < 2)
 		return 0;
@@ -112,30 +112,27 @@ int sbx_check_hard_links(struct sbx_builder *b, const char *what, const char *p,
 			   what, p, (unsigned long)st->st_nlink);
 		return -1;
 	}
-	for (size_t i = 0; i < b->n_writable; i++) {
-		struct sbx_hl_file *f;
-
-		if (sbx_memo_stat(b->memo, b->writable[i], &wst) < 0 || wst.st_dev != st->st_dev)
-			continue;
-		if (b->n_hl == b->cap_hl) {
-			size_t cap = b->cap_hl ? 2 * b->cap_hl : 8;
-
-			f = realloc(b->hl, cap * sizeof(*f));
-			if (f == NULL)
-				goto nomem;
-			b->hl = f;
-			b->cap_hl = cap;
-		}
-		f = &b->hl[b->n_hl];
-		if ((f->path = strdup(p)) == NULL)
-			goto nomem;
-		f->dev = st->st_dev;
-		f->ino = st->st_ino;
-		f->nlink = st->st_nlink;
-		f->what = what;
-		b->n_hl++;
+	if (b->n_writable == 0)
 		return 0;
+	/* Round 49: kept whatever the trees' own filesystems; a tree may
+	 * hold a mount of this one (sbx_hard_links_resolve()). */
+	if (b->n_hl == b->cap_hl) {
+		size_t cap = b->cap_hl ? 2 * b->cap_hl : 8;
+
+		f = realloc(b->hl, cap * sizeof(*f));
+		if (f == NULL)
+			goto nomem;
+		b->hl = f;
+		b->cap_hl = cap;
 	}
+	f = &b->hl[b->n_hl];
+	if ((f->path = strdup(p)) == NULL)
+		goto nomem;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->nlink = st->st_nlink;
+	f->what = what;
+	b->n_hl++;
 	return 0;
 nomem:
 	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
@@ -159,12 +156,17 @@ nomem:
  * names to fear are the ones in a writable tree now (suite hardlinks,
  * "... ln into the tree fails with EXDEV", runs ln as uid 0 inside).
  *
- * The walk: each writable tree on the filesystem of a kept file (one
- * tree inside another on the same filesystem only once), every entry,
- * without following symbolic links and without entering another
- * filesystem (a mount inside the tree has another st_dev; the sandbox
- * binds the trees with their mounts, so what a mount hides on the host
- * it hides there too), by openat()/fdopendir() from the tree down. A
+ * The walk: each writable tree, and each mount point below one (from
+ * /proc/self/mountinfo), on the filesystem of a kept file (one inside
+ * another on the same filesystem only once), every entry, without
+ * following symbolic links and without entering another filesystem, by
+ * openat()/fdopendir() from there down. The sandbox binds the trees
+ * with their mounts, writable: what a mount hides on the host it hides
+ * there too, and what it shows is writable there. Round 49 (attack49s):
+ * a mount of the kept file's filesystem in a tree on another one (a
+ * bind mount of /usr/bin, or of the home's partition, into a work tree
+ * on a tmpfs) was not walked (the tree's filesystem was not the file's)
+ * and its second name there was written in the sandbox. A
  * regular file with a kept file's (st_dev, st_ino) there, not covered by
  * the plan (a protection, a cover or a session tmpfs over it or above
  * it, and no writable tree bound again below that), refuses the start
@@ -410,19 +412,19 @@ static int hl_walk_dir(struct hl_walk *w, int fd, unsigned depth)
 	return rc;
 }
 
-/* Whether the writable tree i lies in another one, j, on the filesystem
- * dev, every directory from j down to it on dev too: j's walk meets it. */
-static bool hl_inside(struct sbx_builder *b, size_t i, dev_t dev)
+/* Whether the walk root i lies in another one, j, on the filesystem dev,
+ * every directory from j down to it on dev too: j's walk meets it. */
+static bool hl_inside(struct sbx_builder *b, char *const *roots, size_t n, size_t i, dev_t dev)
 {
-	const char *p = b->writable[i];
+	const char *p = roots[i];
 	size_t plen = strlen(p);
 	char sub[PATH_MAX];
 	struct stat st;
 
 	if (plen >= sizeof(sub))
 		return false;
-	for (size_t j = 0; j < b->n_writable; j++) {
-		const char *t = b->writable[j];
+	for (size_t j = 0; j < n; j++) {
+		const char *t = roots[j];
 		bool same = true;
 
 		if (j == i || !sbx_path_under(p, t) || (strcmp(p, t) == 0 && j > i) ||
@@ -442,37 +444,125 @@ static bool hl_inside(struct sbx_builder *b, size_t i, dev_t dev)
 	return false;
 }
 
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void hl_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s != '\0'; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Appends a copy of p to *roots (*n of them, room for *cap). 0, or -1. */
+static int hl_root_add(char ***roots, size_t *n, size_t *cap, const char *p)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		char **r = realloc(*roots, c * sizeof(*r));
+
+		if (r == NULL)
+			return -1;
+		*roots = r;
+		*cap = c;
+	}
+	if (((*roots)[*n] = strdup(p)) == NULL)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * The walk's roots: the writable trees, then every mount point strictly
+ * below one (/proc/self/mountinfo's fifth field). 0, or -1 with err set:
+ * a mountinfo that cannot be read fails closed (a mount of a kept file's
+ * filesystem in a tree would go unseen).
+ */
+static int hl_roots(const struct sbx_builder *b, char ***roots, size_t *n, char *err, size_t errlen)
+{
+	size_t cap = 0, len = 0;
+	char *line = NULL;
+	FILE *f;
+	int rc = 0;
+
+	*roots = NULL;
+	*n = 0;
+	for (size_t i = 0; i < b->n_writable; i++)
+		if (hl_root_add(roots, n, &cap, b->writable[i]) < 0)
+			goto nomem;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (f == NULL) {
+		errbuf_set_errno(err, errlen, errno,
+				 "cannot read /proc/self/mountinfo to look for mounts in the writable trees (where a "
+				 "write-denied file's other name may lie); mount /proc");
+		return -1;
+	}
+	while (rc == 0 && getline(&line, &len, f) > 0) {
+		char *save = NULL, *mp = strtok_r(line, " ", &save);
+
+		for (int k = 0; k < 4 && mp != NULL; k++)
+			mp = strtok_r(NULL, " ", &save);
+		if (mp == NULL)
+			continue;
+		hl_unescape(mp);
+		for (size_t i = 0; i < b->n_writable; i++)
+			if (strcmp(mp, b->writable[i]) != 0 && sbx_path_under(mp, b->writable[i])) {
+				if (hl_root_add(roots, n, &cap, mp) < 0)
+					rc = -1;
+				break;
+			}
+	}
+	free(line);
+	(void)fclose(f);
+	if (rc == 0)
+		return 0;
+nomem:
+	errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+	return -1;
+}
+
 /* Contract in sbx_int.h (the walk: above). */
 int sbx_hard_links_resolve(struct sbx_builder *b, char *err, size_t errlen)
 {
 	struct hl_walk *w;
+	char **roots = NULL;
+	size_t n = 0;
 	int rc = 0;
 
 	if (b->n_hl == 0)
 		return 0;
 	qsort(b->hl, b->n_hl, sizeof(*b->hl), hl_cmp);
 	w = calloc(1, sizeof(*w));
-	if (w == NULL) {
-		errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
-		return -1;
+	if (w == NULL || hl_roots(b, &roots, &n, err, errlen) < 0) {
+		if (w == NULL)
+			errbuf_set_errno(err, errlen, ENOMEM, "cannot plan the sandbox");
+		rc = -1;
+		goto out;
 	}
 	w->b = b;
 	w->err = err;
 	w->errlen = errlen;
-	for (size_t i = 0; rc == 0 && i < b->n_writable; i++) {
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct sbx_hl_file *f;
 		struct statfs sf;
 		struct stat st;
 		int fd;
 
-		if (sbx_memo_stat(b->memo, b->writable[i], &st) < 0 || hl_on(b, st.st_dev) == NULL ||
-		    hl_inside(b, i, st.st_dev))
+		if (sbx_memo_stat(b->memo, roots[i], &st) < 0 || hl_on(b, st.st_dev) == NULL ||
+		    hl_inside(b, roots, n, i, st.st_dev))
 			continue;
 		w->dev = st.st_dev;
-		w->tree = b->writable[i];
+		w->tree = roots[i];
 		w->len = 0;
 		w->path[0] = '\0';
-		if (hl_push(w, b->writable[i][1] == '\0' ? "" : b->writable[i] + 1) < 0) {
+		if (hl_push(w, roots[i][1] == '\0' ? "" : roots[i] + 1) < 0) {
 			rc = hl_stop(w, HL_UNREAD, ENAMETOOLONG);
 			break;
 		}
@@ -484,7 +574,7 @@ int sbx_hard_links_resolve(struct sbx_builder *b, char *err, size_t errlen)
 		}
 		if (!S_ISDIR(st.st_mode))
 			continue;
-		fd = open(b->writable[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0) {
 			int e = errno;
 
@@ -502,6 +592,10 @@ int sbx_hard_links_resolve(struct sbx_builder *b, char *err, size_t errlen)
 			     sf.f_type == BTRFS_SUPER_MAGIC || sf.f_type == TMPFS_MAGIC;
 		rc = hl_walk_dir(w, fd, 0);
 	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(roots[i]);
+	free(roots);
 	free(w);
 	return rc;
 }

@@ -18,7 +18,9 @@
  *  - more than 200,000 entries, or more than 128 levels: refused with
  *    the bound in the message;
  *  - on overlayfs (no d_ino shortcut: every regular file stat'ed): the
- *    second name outside starts, inside is refused.
+ *    second name outside starts, inside is refused;
+ *  - round 49: the second name in a bind mount of the file's filesystem
+ *    inside a working directory on another filesystem: refused.
  *
  * Both names must lie on one filesystem with the writable tree: the
  * suite mounts a tmpfs of its own (unmounted at its end) under /var/tmp.
@@ -47,6 +49,7 @@ static bool ready;   /* fixtures up */
 static bool mounted; /* root/fs is our tmpfs */
 static bool inner;   /* root/fs/w5/mnt is our second tmpfs */
 static bool ovl;     /* root/fs/ovl/m is our overlay */
+static bool bnd;     /* root/wb/m is our bind of root/fs/bsrc */
 static char *root;   /* /var/tmp/pv-hl.XXXXXX */
 static unsigned nrun;
 
@@ -63,9 +66,11 @@ static int suite_cleanup(void)
 		inner = false;
 	if (ovl && umount2(at(buf, "fs/ovl/m"), MNT_DETACH) == 0)
 		ovl = false;
+	if (bnd && umount2(at(buf, "wb/m"), MNT_DETACH) == 0)
+		bnd = false;
 	if (mounted && umount2(at(buf, "fs"), MNT_DETACH) == 0)
 		mounted = false;
-	if (mounted || inner || ovl)
+	if (mounted || inner || ovl || bnd)
 		fprintf(stderr, "hardlinks: cannot unmount the tmpfs under %s: %s\n", root, strerror(errno));
 	else
 		test_root_done(&root, &ready);
@@ -365,6 +370,43 @@ static void test_overlay(void)
 		ovl = false;
 }
 
+/*
+ * Round 49 (attack49s): a writable tree on another filesystem than the
+ * write-denied file's, holding a mount of the file's filesystem (a bind
+ * mount of a directory of it): the second name there was not looked for
+ * (the walk took only trees on the file's own filesystem, and did not
+ * enter a mount of another one), the run started, and the command wrote
+ * the denied file through it. Now the mounts in a writable tree are
+ * walked too: refused, naming the name and the mount. The working
+ * directory root/wb is on /var/tmp's filesystem, the file and its second
+ * name on the suite's tmpfs, root/fs/bsrc bound on root/wb/m. Checked
+ * failing on 176e287: "started", and the file holds "evil".
+ */
+static void test_other_name_in_a_mount(void)
+{
+	char buf[PATH_MAX], b2[PATH_MAX], *out, *err, *text;
+	int st;
+
+	SKIP_IF_NEEDED();
+	CU_ASSERT_FATAL(test_mkdirs_at(root, "fs/bsrc/sub") == 0 && test_mkdirs_at(root, "wb/m") == 0 &&
+			linked("fs/keep/nano", "fs/bsrc/sub/nano", "#!/bin/sh\necho host-nano\n") == 0);
+	CU_ASSERT_FATAL(mount(at(buf, "fs/bsrc"), at(b2, "wb/m"), NULL, MS_BIND, NULL) == 0);
+	bnd = true;
+	st = run_hl("wb", "  denyWrite: [\"%1$s/fs/keep/nano\"]\n",
+		    "echo ran; echo evil >> m/sub/nano; echo done\n", &out, &err);
+	if (umount2(at(buf, "wb/m"), MNT_DETACH) == 0)
+		bnd = false;
+	refused("a second name in a bind mount of the file's filesystem in a tree on another one", st, out, err,
+		"another name of it, sub/nano, lies in", "/wb/m");
+	ROW(test_has(err, "/fs/keep/nano"), "the refusal does not name the denied file: %s", test_nz(err));
+	text = test_read_file(at(buf, "fs/keep/nano"), NULL);
+	ROW(text != NULL && strcmp(text, "#!/bin/sh\necho host-nano\n") == 0, "the denied file changed: %s",
+	    test_nz(text));
+	free(text);
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_hardlinks)
 {
 	CU_pSuite s = test_suite("hardlinks", suite_init, suite_cleanup);
@@ -379,4 +421,6 @@ TEST_REGISTRAR(register_hardlinks)
 		 test_other_name_covered);
 	test_add(s, "the walk's bounds: 200,001 entries, 129 levels: refused with the limit", test_bounds);
 	test_add(s, "on overlayfs (every file stat'ed): outside starts, inside refused", test_overlay);
+	test_add(s, "round 49: a second name in a bind mount of the file's filesystem in a tree on another one: refused",
+		 test_other_name_in_a_mount);
 }
