@@ -6,10 +6,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/support/sbxrun.h"
@@ -245,6 +247,128 @@ static void test_core_pipe(void)
 	free(err);
 }
 
+/* The host daemon of test_unix_fds(): on the unix socket argv[1] (0666),
+ * one client: the fd it sends (OUT) read and recorded, then a TCP
+ * socket of the host's network namespace sent back (IN) with the port of
+ * a loopback listener of the host, whose accepted bytes are recorded. */
+static const char fd_daemon[] =
+	"import array, os, socket, sys\n"
+	"rec = open(sys.argv[2], 'a', buffering=1)\n"
+	"lst = socket.socket(); lst.bind(('127.0.0.1', 0)); lst.listen(1); lst.settimeout(30)\n"
+	"srv = socket.socket(socket.AF_UNIX); srv.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666)\n"
+	"srv.listen(1); srv.settimeout(60)\n"
+	"open(sys.argv[1] + '.up', 'w').close()\n"
+	"try:\n"
+	"    c, _ = srv.accept()\n"
+	"except socket.timeout:\n"
+	"    sys.exit(0)\n"
+	"c.settimeout(30)\n"
+	"msg, fds, _, _ = socket.recv_fds(c, 16, 4)\n"
+	"for fd in fds:\n"
+	"    rec.write('OUT ' + os.read(fd, 64).decode(errors='replace') + '\\n')\n"
+	"t = socket.socket()\n"
+	"socket.send_fds(c, [str(lst.getsockname()[1]).encode()], [t.fileno()])\n"
+	"a, _ = lst.accept()\n"
+	"rec.write('IN ' + a.recv(64).decode(errors='replace') + '\\n')\n";
+
+/* The command's side: connect to the daemon, hand it a pipe, take its
+ * socket, connect that to the host's loopback. */
+static const char fd_client[] =
+	"import os, socket, sys\n"
+	"try:\n"
+	"    u = socket.socket(socket.AF_UNIX)\n"
+	"except OSError as e:\n"
+	"    print('AF_UNIX refused', e); sys.exit(0)\n"
+	"u.settimeout(30); u.connect(sys.argv[1])\n"
+	"r, w = os.pipe(); os.write(w, b'from-the-sandbox')\n"
+	"socket.send_fds(u, [b'x'], [r])\n"
+	"msg, fds, _, _ = socket.recv_fds(u, 16, 1)\n"
+	"s = socket.socket(fileno=fds[0]); s.settimeout(10)\n"
+	"s.connect(('127.0.0.1', int(msg))); s.sendall(b'past-the-proxy'); print('connected')\n";
+
+/* Starts the daemon on sock (recording to rec); its pid, or -1. */
+static pid_t fd_daemon_start(const char *py, const char *sock, const char *rec)
+{
+	char up[PATH_MAX + 8];
+	pid_t pid;
+
+	snprintf(up, sizeof(up), "%s.up", sock);
+	(void)unlink(sock);
+	(void)unlink(up); /* the last daemon's */
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execlp("python3", "python3", py, sock, rec, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100 && access(up, F_OK) < 0; i++)
+		(void)usleep(50000);
+	return pid;
+}
+
+/*
+ * Round 49 (attack49s), what allowAllUnixSockets means for fds: with it,
+ * a host daemon whose socket file lies in a tree the sandbox can read
+ * (here ROOT/run) is a peer both ways. The command hands it an fd
+ * (SCM_RIGHTS OUT: a pipe of its own, read by the daemon) and takes one
+ * from it (IN: a TCP socket the daemon made in the host's network
+ * namespace, which the command connects to the host's loopback, past the
+ * proxy and its own namespace). No seccomp filter can see a message's
+ * control data, and refusing sendmsg()/recvmsg() on AF_UNIX would break
+ * what the setting is set for; so it is the setting's meaning (as
+ * sandbox-runtime's, which lifts its AF_UNIX filter whole), said in
+ * docs/sandbox.md and the policy reference, and pinned here both ways:
+ * without the setting the same command cannot make the socket and the
+ * daemon is never reached.
+ */
+static void test_unix_fds(void)
+{
+	char py[PATH_MAX], cl[PATH_MAX], sock[PATH_MAX], rec[PATH_MAX], inside[3 * PATH_MAX];
+	char *out = NULL, *err = NULL, *text;
+	int st_run, wst;
+	pid_t pid;
+
+	TEST_SKIP_UNLESS_SANDBOX(skip, ready);
+	CU_ASSERT_FATAL(test_write_file(test_at(py, root, "fdd.py"), fd_daemon, strlen(fd_daemon)) == 0 &&
+			test_write_file(test_at(cl, root, "fdc.py"), fd_client, strlen(fd_client)) == 0 &&
+			chmod(cl, 0644) == 0);
+	CU_ASSERT_FATAL(test_mkdirs_at(root, "run") == 0);
+	test_at(sock, root, "run/d.sock");
+	test_at(rec, root, "fd-record");
+	snprintf(inside, sizeof(inside), "python3 %s %s; echo ran", cl, sock);
+
+	/* without the setting: not reached */
+	pid = fd_daemon_start(py, sock, rec);
+	CU_ASSERT_FATAL(pid > 0);
+	st_run = run_in(inside, &out, &err);
+	(void)kill(pid, SIGTERM);
+	(void)waitpid(pid, &wst, 0);
+	text = test_read_file(rec, NULL);
+	ROW(st_run == 0 && test_has(out, "AF_UNIX refused") && !test_has(text, "OUT") && !test_has(text, "IN"),
+	    "without allowAllUnixSockets the host daemon was reached: %d %s %s record %s", st_run, test_nz(out),
+	    test_nz(err), test_nz(text));
+	free(text);
+	free(out);
+	free(err);
+
+	/* with it: fds both ways, the host's network reached */
+	pid = fd_daemon_start(py, sock, rec);
+	CU_ASSERT_FATAL(pid > 0);
+	st_run = run_net("network:\n  allowAllUnixSockets: true\n", inside, &out, &err);
+	(void)waitpid(pid, &wst, 0);
+	text = test_read_file(rec, NULL);
+	ROW(st_run == 0 && test_has(out, "connected") && test_has(text, "OUT from-the-sandbox") &&
+		    test_has(text, "IN past-the-proxy"),
+	    "allowAllUnixSockets no longer means a host peer both ways (docs/sandbox.md to update): %d %s %s "
+	    "record %s",
+	    st_run, test_nz(out), test_nz(err), test_nz(text));
+	free(text);
+	free(out);
+	free(err);
+	(void)unlink(sock);
+}
+
 TEST_REGISTRAR(register_sandbox_host)
 {
 	CU_pSuite s = test_suite("sandbox_host", suite_init, suite_cleanup);
@@ -253,4 +377,6 @@ TEST_REGISTRAR(register_sandbox_host)
 		 test_no_core_dump);
 	test_add(s, "round 49: a pipe core_pattern runs nothing on a crash inside (RLIMIT_CORE cannot be lowered)",
 		 test_core_pipe);
+	test_add(s, "round 49: allowAllUnixSockets: a host daemon's socket passes fds both ways (the setting's meaning)",
+		 test_unix_fds);
 }
