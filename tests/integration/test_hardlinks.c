@@ -20,7 +20,8 @@
  *  - on overlayfs (no d_ino shortcut: every regular file stat'ed): the
  *    second name outside starts, inside is refused;
  *  - round 49: the second name in a bind mount of the file's filesystem
- *    inside a working directory on another filesystem: refused.
+ *    inside a working directory on another filesystem: refused; a
+ *    directory the walk cannot read (as uid 65534): refused, named.
  *
  * Both names must lie on one filesystem with the writable tree: the
  * suite mounts a tmpfs of its own (unmounted at its end) under /var/tmp.
@@ -407,6 +408,67 @@ static void test_other_name_in_a_mount(void)
 	free(err);
 }
 
+/*
+ * links48's other untested branch: a directory of the writable tree that
+ * the walk cannot read (mode 000, the user's own: the command could
+ * chmod it and write a second name inside). As uid 65534 (setpriv; the
+ * walk runs as the user, and root reads any directory): the start is
+ * refused naming the directory and what to do, whether a second name
+ * lies in it or outside the tree (fail closed); the same tree readable with the second
+ * name in it is refused naming that name.
+ */
+static void test_unreadable_dir(void)
+{
+	char wd[PATH_MAX], pol[PATH_MAX], sc[PATH_MAX], st_env[PATH_MAX + 32], home[PATH_MAX + 8], bin[PATH_MAX];
+	char buf[PATH_MAX], text[PATH_MAX + 128], *out = NULL, *err = NULL;
+	char *argv[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "-C", wd, home,
+			"PATH=" TEST_SAFE_PATH, "TMPDIR=/tmp", st_env, bin, "run", "-p", pol, "--", "sh", sc, NULL};
+	int st, n;
+
+	SKIP_IF_NEEDED();
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) < 0) {
+		TEST_SKIP("needs root and setpriv to become uid 65534");
+		return;
+	}
+	CU_ASSERT_FATAL(test_mkdirs_at(root, "fs/w9/locked") == 0 && test_mkdirs_at(root, "fs/st9") == 0 &&
+			linked("fs/keep/less", "fs/w9/locked/less", "less\n") == 0);
+	CU_ASSERT_FATAL(chown(at(buf, "fs/w9"), 65534, 65534) == 0 && chown(at(buf, "fs/w9/locked"), 65534, 65534) == 0 &&
+			chown(at(buf, "fs/st9"), 65534, 65534) == 0 && chmod(at(buf, "fs/w9/locked"), 0) == 0);
+	CU_ASSERT_FATAL(test_copy_file(test_passavant_bin(), at(bin, "passavant"), 0755) == 0);
+	at(wd, "fs/w9");
+	snprintf(home, sizeof(home), "HOME=%s", at(buf, "fs/home"));
+	snprintf(st_env, sizeof(st_env), "XDG_STATE_HOME=%s", at(buf, "fs/st9"));
+	CU_ASSERT_FATAL(test_write_file(at(sc, "hl-u.sh"), "echo ran\n", 9) == 0 && chmod(sc, 0644) == 0);
+	n = snprintf(text, sizeof(text), "filesystem:\n  allowWrite: [\"%s\"]\n  denyWrite: [\"%s\"]\n", wd,
+		     at(buf, "fs/keep/less"));
+	CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof(text) && test_write_file(at(pol, "hl-u.yaml"), text, (size_t)n) == 0 &&
+			chmod(pol, 0644) == 0);
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	refused("a directory the walk cannot read, the second name in it", st, out, err, "/fs/w9/locked cannot be read",
+		"make it readable");
+	free(out);
+	free(err);
+	/* the second name outside, none in it: refused all the same (what
+	 * it holds is unknown) */
+	CU_ASSERT_FATAL(link(at(buf, "fs/keep/less"), at(sc, "fs/other/less9")) == 0);
+	CU_ASSERT_FATAL(chmod(at(buf, "fs/w9/locked"), 0755) == 0 && unlink(at(buf, "fs/w9/locked/less")) == 0 &&
+			chmod(at(buf, "fs/w9/locked"), 0) == 0);
+	at(sc, "hl-u.sh");
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	refused("a directory the walk cannot read, empty", st, out, err, "/fs/w9/locked cannot be read", "/fs/keep/less");
+	free(out);
+	free(err);
+	/* readable, the second name in it: named */
+	CU_ASSERT_FATAL(chmod(at(buf, "fs/w9/locked"), 0755) == 0 &&
+			link(at(buf, "fs/keep/less"), at(sc, "fs/w9/locked/less")) == 0);
+	at(sc, "hl-u.sh");
+	st = test_run_capture(argv, &out, &err, RUN_TIMEOUT_MS);
+	refused("a readable directory, the second name in it", st, out, err, "another name of it, locked/less, lies in",
+		"/fs/keep/less");
+	free(out);
+	free(err);
+}
+
 TEST_REGISTRAR(register_hardlinks)
 {
 	CU_pSuite s = test_suite("hardlinks", suite_init, suite_cleanup);
@@ -423,4 +485,5 @@ TEST_REGISTRAR(register_hardlinks)
 	test_add(s, "on overlayfs (every file stat'ed): outside starts, inside refused", test_overlay);
 	test_add(s, "round 49: a second name in a bind mount of the file's filesystem in a tree on another one: refused",
 		 test_other_name_in_a_mount);
+	test_add(s, "a directory of the tree the walk cannot read (uid 65534): refused, named", test_unreadable_dir);
 }
