@@ -448,10 +448,16 @@ static int add_ioctl_block(scmp_filter_ctx ctx, uint64_t fixed_mask, uint64_t fi
  * value only: 1 aborts the dump. The hard limit could not be raised, but
  * the soft one could be lowered, and 0 is a limit the kernel ignores for
  * a pipe: `ulimit -S -c 0; kill -SEGV $$` inside had the host kernel run
- * the helper as root in the host's namespaces. So setrlimit(RLIMIT_CORE)
- * and prlimit64(pid, RLIMIT_CORE, new) fail with EPERM whatever the
- * value (a raise failed so already); reading it (getrlimit, prlimit64
- * with no new limit) stays. The kernel reads the resource as 32 bits.
+ * the helper as root in the host's namespaces. So a new RLIMIT_CORE is
+ * not set, whatever its value: setrlimit(RLIMIT_CORE) and
+ * prlimit64(pid, RLIMIT_CORE, new, NULL) (glibc's setrlimit()) return 0
+ * and change nothing, and prlimit64 with an old limit to fill as well
+ * fails with EPERM (0 would leave it unfilled). Not EPERM for the first
+ * two: the sanitizers' runtimes (ASan, TSan, MSan, LSan) set RLIMIT_CORE
+ * 0 at start (disable_coredump) and die when that fails, so every
+ * sanitized build run inside would have; they want no core dump, and
+ * at 1 there is none. Reading it (getrlimit, prlimit64 with no new
+ * limit) is untouched. The kernel reads the resource as 32 bits.
  */
 static int add_rlimit_rules(scmp_filter_ctx ctx, const char **what)
 {
@@ -460,14 +466,20 @@ static int add_rlimit_rules(scmp_filter_ctx ctx, const char **what)
 	*what = "setrlimit";
 	/* unknown on an architecture that has prlimit64 alone */
 	if (nr != __NR_SCMP_ERROR) {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(0), nr, 1,
 				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, RLIMIT_CORE));
 		if (rc < 0)
 			return rc;
 	}
 	*what = "prlimit64";
-	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2,
-				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, RLIMIT_CORE), SCMP_A2(SCMP_CMP_NE, 0));
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(prlimit64), 3,
+			      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, RLIMIT_CORE), SCMP_A2(SCMP_CMP_NE, 0),
+			      SCMP_A3(SCMP_CMP_EQ, 0));
+	if (rc < 0)
+		return rc;
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 3,
+				SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, RLIMIT_CORE), SCMP_A2(SCMP_CMP_NE, 0),
+				SCMP_A3(SCMP_CMP_NE, 0));
 }
 
 static int add_rules(scmp_filter_ctx ctx, bool allow_unix, const char **what)
